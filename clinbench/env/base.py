@@ -1,0 +1,95 @@
+"""Environment-agnostic interfaces shared by every clinbench environment.
+
+Agents, the sweep and the Gymnasium adapter only talk to these types, so a second
+environment (e.g. adaptive dose-finding) plugs in by implementing them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+ObsT = TypeVar("ObsT", bound="Observation")
+ActT = TypeVar("ActT")
+
+
+class Observation(Protocol):
+    """What every observation offers: plain JSON data on request."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Identity of a task: environment family, task name, version and parameters."""
+
+    env: str
+    task: str
+    version: int
+    params: Any
+    description: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.env}/{self.task}"
+
+
+class MacroSpace(ABC, Generic[ObsT, ActT]):
+    """A fixed, documented list of macro-actions with a validity mask and features.
+
+    Learning agents and the Gymnasium adapter choose an index ``k``; the macro-action
+    fills in the concrete arguments from the observation.
+    """
+
+    names: tuple[str, ...]
+    descriptions: tuple[str, ...]
+    feature_names: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.feature_names)
+
+    @abstractmethod
+    def mask(self, obs: ObsT) -> np.ndarray:
+        """Boolean array of length ``n``: True where the macro-action is valid now."""
+
+    @abstractmethod
+    def features(self, obs: ObsT) -> np.ndarray:
+        """Float feature vector of length ``n_features`` (roughly in [0, 1])."""
+
+    @abstractmethod
+    def to_action(self, k: int, obs: ObsT) -> ActT:
+        """The concrete action for macro-action ``k`` in state ``obs``."""
+
+
+class Env(ABC, Generic[ObsT, ActT]):
+    """Gymnasium-shaped episodic environment with typed observations and actions."""
+
+    spec: EnvSpec
+    macro_space: MacroSpace[ObsT, ActT]
+
+    @abstractmethod
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsT, dict[str, Any]]: ...
+
+    @abstractmethod
+    def step(self, action: ActT | dict[str, Any]) -> tuple[ObsT, float, bool, bool, dict[str, Any]]: ...
+
+
+@dataclass
+class EpisodeSummary:
+    """What one played episode amounts to (used by the CLI and the sweep)."""
+
+    score: float
+    ret: float
+    steps: int
+    score_parts: dict[str, float] = field(default_factory=dict)
+    terminated_by: str = "deadline"

@@ -1,0 +1,734 @@
+"""The patient-recruitment simulator (``recruitment``, task version 1).
+
+One action a day for 180 days. Patients move through one state each
+(not arrived -> available -> screened: ineligible | eligible -> consented -> enrolled
+-> dropped out, or lost). Everything is kept in numpy arrays and small Python
+structures updated on transitions: a step touches only the patients it acts on.
+
+Dropout uses one global hazard clock: a patient enrolled with base hazard ``h`` and
+an Exp(1) threshold ``c`` (drawn with the world) drops out when
+``h * (clock - clock_at_enrolment) >= c``; the clock advances each day by the
+multiplier in force (events, uncertainty, hidden world type). So the daily hazard
+model is exact and the due patients come off a heap in O(log n).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from clinbench.env.base import Env, EnvSpec
+from clinbench.env.recruitment.actions import (
+    GLOBAL_STRATEGIES,
+    PHASES,
+    Action,
+    ActionType,
+    ErrorCode,
+    as_action,
+)
+from clinbench.env.recruitment.observation import (
+    AVAILABLE,
+    CONSENTED,
+    DROPPED_OUT,
+    ELIGIBLE,
+    ENROLLED,
+    INELIGIBLE,
+    LOST,
+    NOT_ARRIVED,
+    ROW_DEADLINE,
+    ROW_LAST_CONTACT,
+    ROW_RECONTACTS_LEFT,
+    ROW_STATE,
+    Costs,
+    EventView,
+    Funnel,
+    MemoryRecord,
+    Observation,
+    SiteView,
+)
+from clinbench.env.recruitment.score import score, score_parts
+from clinbench.env.recruitment.tasks import TASK_VERSION, TaskParams
+from clinbench.env.recruitment.world import (
+    PATIENT_ID_OFFSET,
+    SITE_LETTERS,
+    World,
+    draw_world,
+    site_id,
+)
+
+#: Tokens charged per action type (environment-side accounting; never scored).
+TOKEN_COSTS: dict[ActionType, int] = {
+    ActionType.SCREEN_PATIENT: 120,
+    ActionType.RECONTACT: 80,
+    ActionType.ALLOCATE_TO_SITE: 100,
+    ActionType.ADJUST_STRATEGY: 150,
+    ActionType.PLAN_NEXT_PHASE: 400,
+    ActionType.SUMMARIZE_AND_INDEX: 300,
+    ActionType.RETRIEVE_RELEVANT_HISTORY: 250,
+    ActionType.STOP_RECRUITMENT: 20,
+}
+#: Milestones: fraction of the target (net enrolled).
+MILESTONES: tuple[tuple[str, float], ...] = (
+    ("enrolled_25pct", 0.25),
+    ("enrolled_50pct", 0.50),
+    ("enrolled_75pct", 0.75),
+    ("enrolled_100pct", 1.00),
+)
+CRITERIA_LEVELS = ("tight", "normal", "relaxed")
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+class RecruitmentEnv(Env[Observation, Action]):
+    """Gymnasium-shaped recruitment environment; see ``docs/environments.md``."""
+
+    def __init__(self, params: TaskParams):
+        from clinbench.env.recruitment.macro import RecruitmentMacros
+
+        self.params = params
+        self.spec = EnvSpec(
+            env="recruitment",
+            task=params.name,
+            version=TASK_VERSION,
+            params=params,
+            description=params.description,
+        )
+        self.macro_space = RecruitmentMacros(params)
+        self._root_seq: np.random.SeedSequence | None = None
+        self._canonical: World | None = None
+        self._done = True
+        self._world: World | None = None
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def world(self) -> World:
+        """The current world, hidden state included (for reference planners and tests)."""
+        if self._world is None:
+            raise RuntimeError("call reset() first")
+        return self._world
+
+    @property
+    def day(self) -> int:
+        return self._day
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        """Draw the world and outcome stream of ``seed`` and return day 0.
+
+        ``options={"fixed_world": True}`` keeps the canonical world (seed 0) and varies
+        only outcome luck.
+        """
+        options = dict(options or {})
+        fixed = bool(options.pop("fixed_world", False))
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; valid: ['fixed_world']")
+        if seed is None:
+            if self._root_seq is None:
+                self._root_seq = np.random.SeedSequence()
+            seq = self._root_seq.spawn(1)[0]
+        else:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            seq = np.random.SeedSequence(int(seed))
+        world_seq, outcome_seq = seq.spawn(2)
+        if fixed:
+            if self._canonical is None:
+                canon_seq = np.random.SeedSequence(0).spawn(2)[0]
+                self._canonical = draw_world(self.params, np.random.default_rng(canon_seq))
+            self._world = self._canonical
+        else:
+            self._world = draw_world(self.params, np.random.default_rng(world_seq))
+        self._rng = np.random.default_rng(outcome_seq)
+        self._init_state()
+        return self._observe(), {"seed": seed, "fixed_world": fixed, "error": None}
+
+    def step(
+        self, action: Action | dict[str, Any]
+    ) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        """Play one day. Invalid actions take the day, cost nothing and change nothing."""
+        if self._done:
+            raise RuntimeError("the episode is over (or was never started): call reset()")
+        a = as_action(action)
+        self._retrieved = ()
+        self._info = info = {"day": self._day, "error": None, "outcome": None}
+        handler = self._HANDLERS[a.action_type]
+        error = handler(self, a)
+        if error is not None:
+            info["error"] = error.value
+        tokens = TOKEN_COSTS[a.action_type]
+        self._tokens += tokens
+        info["tokens"] = tokens
+        if a.hypothesis is not None or a.confidence is not None:
+            self._hypotheses.append((self._day, a.hypothesis, a.confidence))
+        self._steps += 1
+        if a.action_type is ActionType.STOP_RECRUITMENT:
+            self._terminated_by = "stop"
+            while self._day < self.params.horizon:
+                self._advance_day()
+        else:
+            self._advance_day()
+        now = self._score()
+        reward = now - self._last_score
+        self._last_score = now
+        terminated = self._day >= self.params.horizon
+        if terminated:
+            self._done = True
+            info["score_parts"] = self.score_parts()
+            info["score"] = info["score_parts"]["score"]
+            info["terminated_by"] = self._terminated_by
+            info["net_enrolled"] = self._net
+            info["budget_used"] = self.params.budget - self._budget
+            info["steps"] = self._steps
+        info["token_usage"] = self._tokens
+        return self._observe(), reward, terminated, False, info
+
+    def score_parts(self) -> dict[str, float]:
+        """E, B, T and the score of the trial if it ended now."""
+        p = self.params
+        return score_parts(self._net, p.target, self._budget, p.budget, self._day_target, p.horizon)
+
+    # ------------------------------------------------------------------ state
+    def _init_state(self) -> None:
+        p, w = self.params, self._world
+        n, s = p.pool_size, p.n_sites
+        self._day = 0
+        self._steps = 0
+        self._done = False
+        self._terminated_by = "deadline"
+        self._budget = float(p.budget)
+        self._tokens = 0
+        self._pat = np.zeros((4, n), dtype=np.int16)
+        self._pat[ROW_STATE] = np.where(w.arrival_day0, AVAILABLE, NOT_ARRIVED)
+        self._pat[ROW_LAST_CONTACT] = -1
+        self._pat[ROW_RECONTACTS_LEFT] = p.max_recontacts
+        self._pat[ROW_DEADLINE] = -1
+        self._state_row = self._pat[ROW_STATE]
+        n0 = int(w.arrival_day0.sum())
+        self._counts = [n - n0, n0, 0, 0, 0, 0, 0, 0]
+        self._screened = 0
+        self._arr_ptr = 0
+        self._arr_clock = 0.0
+        self._arr_times = w.arrival_time.tolist()
+        self._haz_clock = 0.0
+        self._drop_heap: list[tuple[float, int]] = []
+        self._site_of: dict[int, int] = {}
+        self._consented: dict[int, int] = {}
+        self._lapsed: set[int] = set()
+        self._net = 0
+        self._day_target: int | None = None
+        self._dropout_days: deque[int] = deque()
+        self._last_score = 0.0
+        # sites
+        self._cap_total = [p.site_capacity] * s
+        self._cap_used = [0] * s
+        self._site_active = [0] * s
+        self._cum_att = [0] * s
+        self._cum_succ = [0] * s
+        self._cum_drop = [0] * s
+        self._hist = np.zeros((3, s, p.horizon + 1), dtype=np.int32)  # attempts, successes, dropouts
+        self._hist_days: set[int] = set()
+        self._retention_mult = [(1.0 - r) / 0.125 for r in w.retention.tolist()]
+        self._conversion = w.conversion.tolist()
+        self._base_wait = w.wait_days.tolist()
+        # effects (recomputed from the active lists whenever one starts or ends)
+        self._effects: list[tuple[str, int, int, float]] = []  # kind, site, end (excl.), magnitude
+        self._criteria = 1  # index into CRITERIA_LEVELS
+        self._outreach_until = -1
+        self._focus: tuple[int, int] | None = None  # site, end (excl.)
+        self._negotiations: list[tuple[int, int]] = []  # ready day, site
+        self._events_so_far: list[EventView] = []
+        self._recent_events: tuple[EventView, ...] = ()
+        self._memory: dict[str, MemoryRecord] = {}
+        self._memory_summary: tuple[tuple[str, int], ...] = ()
+        self._retrieved: tuple[MemoryRecord, ...] = ()
+        self._plan: tuple[str, str, int] | None = None
+        self._hypotheses: list[tuple[int, str | None, float | None]] = []
+        self._milestone_days: list[int | None] = [None] * len(MILESTONES)
+        self._milestone_counts = [max(1, math.ceil(f * p.target)) for _, f in MILESTONES]
+        self._milestones = tuple((m[0], None) for m in MILESTONES)
+        self._recompute_effects()
+
+    def _recompute_effects(self) -> None:
+        """Derive every multiplier from the active effects (so all of them fully recover)."""
+        p, s, day = self.params, self.params.n_sites, self._day
+        hold = False
+        consent = arrival = elig = screen_cost = dropout = 1.0
+        extra_wait = [0.0] * s
+        cut = [0] * s
+        audit = [False] * s
+        constraints = []
+        for kind, site, end, mag in self._effects:
+            where = f" at {site_id(site)}" if site >= 0 else ""
+            constraints.append(f"{kind}{where} until day {end}")
+            if kind == "regulatory_hold":
+                hold = True
+            elif kind == "consent_form_revision":
+                consent *= 0.6
+            elif kind == "patient_complaint":
+                consent *= 0.8
+            elif kind == "competitor_trial":
+                arrival *= 0.6
+                consent *= 0.85
+            elif kind == "seasonal_slowdown":
+                arrival *= 0.5
+            elif kind == "protocol_amendment":
+                elig *= 0.85
+            elif kind == "screening_backlog":
+                screen_cost *= 1.5
+            elif kind == "patient_dropout":
+                dropout *= 3.0
+            elif kind == "site_delay":
+                extra_wait[site] += mag
+            elif kind == "capacity_cut":
+                cut[site] += math.ceil(0.3 * self._cap_total[site])
+            elif kind == "site_audit":
+                audit[site] = True
+        outreach = day < self._outreach_until
+        if outreach:
+            arrival *= p.outreach_arrival_multiplier
+            consent *= p.outreach_consent_multiplier
+            constraints.append(f"increase_outreach until day {self._outreach_until}")
+        crit = CRITERIA_LEVELS[self._criteria]
+        if crit == "relaxed":
+            elig *= p.relax_eligibility_multiplier
+        elif crit == "tight":
+            elig *= p.tighten_eligibility_multiplier
+        if crit != "normal":
+            constraints.append(f"criteria_{crit}")
+        focus = self._focus[0] if self._focus is not None and day < self._focus[1] else -1
+        if focus >= 0:
+            constraints.append(f"focus_site_{SITE_LETTERS[focus]} until day {self._focus[1]}")
+        for ready, site in self._negotiations:
+            constraints.append(f"negotiate_site_{SITE_LETTERS[site]} ready on day {ready}")
+        self._uncertainty = min(1.0, 0.25 * len(self._effects))
+        self._hold = hold
+        self._consent_mult = consent
+        self._arrival_mult = arrival
+        self._elig_mult = elig
+        self._dropout_mult = self._world.dropout_multiplier * dropout * (1.0 + 0.5 * self._uncertainty)
+        self._wait = [
+            (self._base_wait[i] + extra_wait[i]) * (0.5 if i == focus else 1.0) for i in range(s)
+        ]
+        self._cap_cut = cut
+        self._audit = audit
+        self._focus_site = focus
+        self._constraints = tuple(constraints)
+        self._costs = Costs(
+            screen=p.screen_cost * screen_cost,
+            recontact=p.recontact_cost,
+            enrol=p.enrol_cost,
+            strategy=p.strategy_cost,
+            negotiate=p.strategy_cost * p.negotiate_cost_multiplier,
+        )
+        self._sites_view: tuple[SiteView, ...] | None = None
+
+    def _capacity_remaining(self, s: int) -> int:
+        return max(0, self._cap_total[s] - self._cap_cut[s] - self._cap_used[s])
+
+    def _set_state(self, i: int, new: int) -> None:
+        self._counts[self._state_row[i]] -= 1
+        self._counts[new] += 1
+        self._state_row[i] = new
+
+    # ------------------------------------------------------------------ days
+    def _advance_day(self) -> None:
+        """End the current day: arrivals, dropouts, the day's events; then the next day."""
+        p, w, day = self.params, self._world, self._day
+        # arrivals
+        self._arr_clock += self._arrival_mult
+        times, ptr = self._arr_times, self._arr_ptr
+        while ptr < len(times) and times[ptr] <= self._arr_clock:
+            i = int(w.arrival_order[ptr])
+            self._set_state(i, AVAILABLE)
+            ptr += 1
+        self._arr_ptr = ptr
+        # dropouts of enrolled patients
+        self._haz_clock += self._dropout_mult
+        heap = self._drop_heap
+        while heap and heap[0][0] <= self._haz_clock:
+            _, i = heapq.heappop(heap)
+            self._drop_out(i, day)
+        # the day's events (visible from tomorrow)
+        changed = False
+        for ev in w.calendar.get(day, ()):
+            self._effects.append((ev.kind, ev.site, day + 1 + ev.duration, ev.magnitude))
+            self._events_so_far.append(
+                EventView(day, ev.kind, site_id(ev.site) if ev.site >= 0 else None, ev.duration)
+            )
+            changed = True
+        self._day = day = day + 1
+        # expiries
+        if any(e[2] <= day for e in self._effects):
+            self._effects = [e for e in self._effects if e[2] > day]
+            changed = True
+        if self._outreach_until == day or (self._focus is not None and self._focus[1] == day):
+            changed = True
+        if self._negotiations and self._negotiations[0][0] <= day:
+            while self._negotiations and self._negotiations[0][0] <= day:
+                _, s = self._negotiations.pop(0)
+                self._cap_total[s] += p.negotiate_slots
+            changed = True
+        if changed:
+            self._recompute_effects()
+        lo = day - p.history_window
+        if changed or (self._recent_events and self._recent_events[0].day < lo):
+            self._recent_events = self._events_since(lo)
+        if (day - 1 - p.history_window) in self._hist_days:
+            self._sites_view = None
+        # consent lapses
+        if self._consented:
+            for i, deadline in list(self._consented.items()):
+                if deadline <= day:
+                    del self._consented[i]
+                    if i in self._lapsed:
+                        self._set_state(i, LOST)
+                    else:
+                        self._lapsed.add(i)
+                        self._set_state(i, ELIGIBLE)
+                        self._pat[ROW_RECONTACTS_LEFT, i] = 1
+                        self._pat[ROW_DEADLINE, i] = -1
+
+    def _events_since(self, lo: int) -> tuple[EventView, ...]:
+        recent = []
+        for e in reversed(self._events_so_far):
+            if e.day < lo:
+                break
+            recent.append(e)
+        return tuple(reversed(recent))
+
+    def _drop_out(self, i: int, day: int) -> None:
+        s = self._site_of[i]
+        self._set_state(i, DROPPED_OUT)
+        self._net -= 1
+        self._site_active[s] -= 1
+        self._cum_drop[s] += 1
+        self._hist[2, s, day] += 1
+        self._hist_days.add(day)
+        self._dropout_days.append(day)
+        self._sites_view = None
+        if self._net < self.params.target:
+            self._day_target = None
+
+    def _enrol(self, i: int, s: int) -> None:
+        p, w = self.params, self._world
+        self._set_state(i, ENROLLED)
+        del self._consented[i]
+        self._site_of[i] = s
+        self._cap_used[s] += 1
+        self._site_active[s] += 1
+        crit = CRITERIA_LEVELS[self._criteria]
+        crit_mult = (
+            p.relax_dropout_multiplier if crit == "relaxed"
+            else p.tighten_dropout_multiplier if crit == "tight"
+            else 1.0
+        )
+        h = p.dropout_base * float(w.dropout_risk[i]) * self._retention_mult[s] * crit_mult
+        heapq.heappush(self._drop_heap, (self._haz_clock + float(w.dropout_clock[i]) / h, i))
+        self._net += 1
+        if self._net >= p.target and self._day_target is None:
+            self._day_target = self._day
+        for k, need in enumerate(self._milestone_counts):
+            if self._milestone_days[k] is None and self._net >= need:
+                self._milestone_days[k] = self._day
+                self._milestones = tuple(
+                    (m[0], d) for m, d in zip(MILESTONES, self._milestone_days, strict=True)
+                )
+
+    # ------------------------------------------------------------------ actions
+    def _patient(self, a: Action) -> tuple[int, ErrorCode | None]:
+        pid = a.patient_id
+        if not pid:
+            return -1, ErrorCode.MISSING_PATIENT_ID
+        try:
+            i = int(pid[2:]) - PATIENT_ID_OFFSET if pid.startswith("P-") else -1
+        except ValueError:
+            i = -1
+        if not 0 <= i < self.params.pool_size:
+            return -1, ErrorCode.PATIENT_NOT_FOUND
+        st = self._state_row[i]
+        if st == NOT_ARRIVED:
+            return i, ErrorCode.PATIENT_NOT_ARRIVED
+        if st == DROPPED_OUT or st == LOST:
+            return i, ErrorCode.PATIENT_DROPPED
+        if st == ENROLLED:
+            return i, ErrorCode.ALREADY_ENROLLED
+        return i, None
+
+    def _site(self, sid: str | None) -> tuple[int, ErrorCode | None]:
+        if not sid:
+            return -1, ErrorCode.MISSING_SITE_ID
+        if not sid.startswith("site_") or len(sid) != 6:
+            return -1, ErrorCode.SITE_NOT_FOUND
+        s = SITE_LETTERS.find(sid[5])
+        if not 0 <= s < self.params.n_sites:
+            return -1, ErrorCode.SITE_NOT_FOUND
+        return s, None
+
+    def _pay(self, cost: float) -> bool:
+        if cost > self._budget + 1e-9:
+            return False
+        self._budget = max(0.0, self._budget - cost)
+        return True
+
+    def _screen(self, a: Action) -> ErrorCode | None:
+        i, err = self._patient(a)
+        if err is not None:
+            return err
+        if self._state_row[i] != AVAILABLE:
+            return ErrorCode.ALREADY_SCREENED
+        if self._hold:
+            return ErrorCode.REGULATORY_HOLD_ACTIVE
+        if not self._pay(self._costs.screen):
+            return ErrorCode.INSUFFICIENT_BUDGET
+        w = self._world
+        self._screened += 1
+        self._pat[ROW_LAST_CONTACT, i] = self._day
+        if w.eligibility_u[i] >= w.eligibility[i] * self._elig_mult:
+            self._set_state(i, INELIGIBLE)
+            self._info["outcome"] = "ineligible"
+            return None
+        if self._rng.random() < w.willingness[i] * self._consent_mult:
+            self._consent(i)
+            self._info["outcome"] = "consented"
+        else:
+            self._set_state(i, ELIGIBLE)
+            self._info["outcome"] = "eligible"
+        return None
+
+    def _consent(self, i: int) -> None:
+        self._set_state(i, CONSENTED)
+        deadline = self._day + self.params.consent_window
+        self._consented[i] = deadline
+        self._pat[ROW_DEADLINE, i] = deadline
+
+    def _recontact(self, a: Action) -> ErrorCode | None:
+        i, err = self._patient(a)
+        if err is not None:
+            return err
+        st = self._state_row[i]
+        if st != ELIGIBLE and st != CONSENTED:
+            return ErrorCode.NOT_A_RECONTACT_CANDIDATE
+        if not self._pay(self.params.recontact_cost):
+            return ErrorCode.INSUFFICIENT_BUDGET
+        p, day = self.params, self._day
+        last = int(self._pat[ROW_LAST_CONTACT, i])
+        self._pat[ROW_LAST_CONTACT, i] = day
+        if st == CONSENTED:
+            self._consent(i)
+            self._info["outcome"] = "renewed"
+            return None
+        cooled = p.cooloff_decay ** max(0, day - last - p.cooloff_days)
+        if self._rng.random() < self._world.willingness[i] * cooled * self._consent_mult:
+            self._consent(i)
+            self._info["outcome"] = "consented"
+            return None
+        left = int(self._pat[ROW_RECONTACTS_LEFT, i]) - 1
+        self._pat[ROW_RECONTACTS_LEFT, i] = left
+        if left <= 0:
+            self._set_state(i, LOST)
+            self._info["outcome"] = "declined"
+        else:
+            self._info["outcome"] = "no_consent"
+        return None
+
+    def _allocate(self, a: Action) -> ErrorCode | None:
+        i, err = self._patient(a)
+        if err is not None:
+            return err
+        if self._state_row[i] != CONSENTED:
+            return ErrorCode.NOT_CONSENTED
+        s, err = self._site(a.site_id)
+        if err is not None:
+            return err
+        if self._audit[s]:
+            return ErrorCode.SITE_UNDER_AUDIT
+        if self._capacity_remaining(s) <= 0:
+            return ErrorCode.SITE_AT_CAPACITY
+        p, day = self.params, self._day
+        if self._costs.enrol > self._budget + 1e-9:
+            return ErrorCode.INSUFFICIENT_BUDGET
+        self._cum_att[s] += 1
+        self._hist[0, s, day] += 1
+        self._hist_days.add(day)
+        self._sites_view = None
+        p_success = self._conversion[s] / (1.0 + p.wait_penalty * self._wait[s])
+        if self._rng.random() < p_success:
+            self._pay(self._costs.enrol)
+            self._cum_succ[s] += 1
+            self._hist[1, s, day] += 1
+            self._enrol(i, s)
+            self._info["outcome"] = "enrolled"
+        elif self._rng.random() < p.loss_on_failed_allocation:
+            del self._consented[i]
+            self._set_state(i, LOST)
+            self._info["outcome"] = "lost"
+        else:
+            self._info["outcome"] = "not_enrolled"
+        return None
+
+    def _adjust(self, a: Action) -> ErrorCode | None:
+        p, day = self.params, self._day
+        change = a.strategy_change or ""
+        if change in GLOBAL_STRATEGIES:
+            if change == "relax_criteria" and self._criteria == 2:
+                return ErrorCode.STRATEGY_ALREADY_ACTIVE
+            if change == "tighten_criteria" and self._criteria == 0:
+                return ErrorCode.STRATEGY_ALREADY_ACTIVE
+            if not self._pay(self._costs.strategy):
+                return ErrorCode.INSUFFICIENT_BUDGET
+            if change == "increase_outreach":
+                self._outreach_until = day + p.outreach_days
+            else:
+                self._criteria += 1 if change == "relax_criteria" else -1
+        elif change.startswith("focus_site_") or change.startswith("negotiate_site_"):
+            negotiate = change.startswith("negotiate_site_")
+            s, err = self._site("site_" + change.rsplit("_", 1)[1])
+            if err is not None:
+                return err
+            cost = self._costs.negotiate if negotiate else self._costs.strategy
+            if not self._pay(cost):
+                return ErrorCode.INSUFFICIENT_BUDGET
+            if negotiate:
+                self._negotiations.append((day + p.negotiate_delay, s))
+            else:
+                self._focus = (s, day + p.focus_days)
+        else:
+            return ErrorCode.UNKNOWN_STRATEGY
+        self._info["outcome"] = change
+        self._recompute_effects()
+        return None
+
+    def _plan_phase(self, a: Action) -> ErrorCode | None:
+        if a.target_phase not in PHASES:
+            return ErrorCode.INVALID_TARGET_PHASE
+        self._plan = (a.target_phase, a.plan_summary or "", self._day)
+        return None
+
+    def _summarize(self, a: Action) -> ErrorCode | None:
+        key = (a.memory_key or "").strip()
+        if not key:
+            return ErrorCode.MISSING_MEMORY_KEY
+        record = MemoryRecord(
+            key=key,
+            day=self._day,
+            payload=a.memory_payload or "",
+            site_attempts=tuple(self._cum_att),
+            site_successes=tuple(self._cum_succ),
+            site_dropouts=tuple(self._cum_drop),
+            funnel=self._funnel(),
+            events=tuple(self._events_so_far),
+        )
+        if key in self._memory:
+            del self._memory[key]
+            self._info["memory_overwritten"] = key
+        elif len(self._memory) >= self.params.memory_capacity:
+            oldest = next(iter(self._memory))
+            del self._memory[oldest]
+            self._info["memory_evicted"] = oldest
+        self._memory[key] = record
+        self._memory_summary = tuple((k, r.day) for k, r in self._memory.items())
+        return None
+
+    def _retrieve(self, a: Action) -> ErrorCode | None:
+        query = (a.memory_query or "").strip()
+        if not query:
+            return ErrorCode.MISSING_MEMORY_QUERY
+        if query in self._memory:
+            found = [self._memory[query]]
+        else:
+            words = set(_WORDS.findall(query.lower()))
+            found = [
+                r
+                for r in reversed(self._memory.values())
+                if words & set(_WORDS.findall(f"{r.key} {r.payload}".lower()))
+            ][:3]
+        if not found:
+            return ErrorCode.MEMORY_NOT_FOUND
+        self._retrieved = tuple(found)
+        return None
+
+    def _stop(self, a: Action) -> ErrorCode | None:
+        return None
+
+    _HANDLERS = {
+        ActionType.SCREEN_PATIENT: _screen,
+        ActionType.RECONTACT: _recontact,
+        ActionType.ALLOCATE_TO_SITE: _allocate,
+        ActionType.ADJUST_STRATEGY: _adjust,
+        ActionType.PLAN_NEXT_PHASE: _plan_phase,
+        ActionType.SUMMARIZE_AND_INDEX: _summarize,
+        ActionType.RETRIEVE_RELEVANT_HISTORY: _retrieve,
+        ActionType.STOP_RECRUITMENT: _stop,
+    }
+
+    # ------------------------------------------------------------------ views
+    def _score(self) -> float:
+        p = self.params
+        return score(self._net, p.target, self._budget, p.budget, self._day_target, p.horizon)
+
+    def _funnel(self) -> Funnel:
+        return Funnel(*self._counts, self._screened)
+
+    def _sites(self) -> tuple[SiteView, ...]:
+        if self._sites_view is None:
+            p, day = self.params, self._day
+            lo = max(0, day - p.history_window)
+            win = self._hist[:, :, lo:day + 1].sum(axis=2).tolist()
+            rep = self._world.reported_conversion.tolist()
+            self._sites_view = tuple(
+                SiteView(
+                    site_id=site_id(s),
+                    wait_days=self._wait[s],
+                    capacity_remaining=self._capacity_remaining(s),
+                    capacity_total=self._cap_total[s],
+                    recent_attempts=win[0][s],
+                    recent_successes=win[1][s],
+                    recent_dropouts=win[2][s],
+                    active_enrolled=self._site_active[s],
+                    reported_conversion=rep[s],
+                    under_audit=self._audit[s],
+                    focused=s == self._focus_site,
+                )
+                for s in range(p.n_sites)
+            )
+        return self._sites_view
+
+    def _observe(self) -> Observation:
+        p, day = self.params, self._day
+        drops = self._dropout_days
+        while drops and drops[0] < day - 7:
+            drops.popleft()
+        return Observation(
+            timestamp=day,
+            max_steps=p.horizon,
+            task_id=p.name,
+            budget_remaining=self._budget,
+            initial_budget=p.budget,
+            enrolled_so_far=self._net,
+            target_enrollment=p.target,
+            funnel=self._funnel(),
+            sites=self._sites(),
+            costs=self._costs,
+            recent_events=self._recent_events,
+            dropout_rate_7d=len(drops) / max(1, self._net + len(drops)),
+            uncertainty_level=self._uncertainty,
+            active_constraints=self._constraints,
+            milestones=self._milestones,
+            current_plan=self._plan,
+            indexed_memory_summary=self._memory_summary,
+            retrieved_memory_context=self._retrieved,
+            token_usage_so_far=self._tokens,
+            hold_active=self._hold,
+            criteria=CRITERIA_LEVELS[self._criteria],
+            outreach_active=day < self._outreach_until,
+            pending_negotiations=len(self._negotiations),
+            memory_capacity=p.memory_capacity,
+            max_listed=p.max_listed,
+            world=self._world,
+            patients=self._pat.copy(),
+        )

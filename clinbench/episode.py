@@ -1,0 +1,75 @@
+"""Playing one episode: the loop every command, test and benchmark shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinbench.env.base import Env
+
+
+@dataclass
+class Episode:
+    """Outcome of one episode; ``steps_log`` is filled only when asked for."""
+
+    seed: int
+    score: float
+    ret: float
+    steps: int
+    score_parts: dict[str, float]
+    terminated_by: str
+    net_enrolled: int
+    budget_used: float
+    enrolled_by_day: list[int] = field(default_factory=list)
+    steps_log: list[dict[str, Any]] = field(default_factory=list)
+
+
+def play_episode(
+    env: Env,
+    agent: Any,
+    seed: int,
+    *,
+    agent_seed: Any = None,
+    options: dict[str, Any] | None = None,
+    record: bool = False,
+) -> Episode:
+    """Reset ``env`` with ``seed``, let ``agent`` act until the episode ends.
+
+    ``record`` keeps each day's action, reward, error and observation summary.
+    """
+    obs, _ = env.reset(seed=seed, options=options)
+    agent.reset(seed if agent_seed is None else agent_seed)
+    total, done, info = 0.0, False, {}
+    enrolled = [obs.enrolled_so_far]
+    log: list[dict[str, Any]] = []
+    while not done:
+        action = agent.act(obs)
+        day = obs.timestamp
+        obs, reward, done, _, info = env.step(action)
+        total += reward
+        enrolled.append(obs.enrolled_so_far)
+        if record:
+            log.append(
+                {
+                    "day": day,
+                    "action": action.to_dict(),
+                    "reward": reward,
+                    "error": info["error"],
+                    "outcome": info["outcome"],
+                    "enrolled": obs.enrolled_so_far,
+                    "budget_remaining": obs.budget_remaining,
+                    "funnel": obs.current_funnel,
+                }
+            )
+    return Episode(
+        seed=seed,
+        score=info["score"],
+        ret=total,
+        steps=info["steps"],
+        score_parts=info["score_parts"],
+        terminated_by=info["terminated_by"],
+        net_enrolled=info["net_enrolled"],
+        budget_used=info["budget_used"],
+        enrolled_by_day=enrolled,
+        steps_log=log,
+    )
