@@ -442,8 +442,10 @@ class RecruitmentEnv(Env[Observation, Action]):
     # ------------------------------------------------------------------ actions
     def _patient(self, a: Action) -> tuple[int, ErrorCode | None]:
         pid = a.patient_id
-        if not pid:
+        if pid is None or pid == "":
             return -1, ErrorCode.MISSING_PATIENT_ID
+        if not isinstance(pid, str):
+            return -1, ErrorCode.PATIENT_NOT_FOUND
         try:
             i = int(pid[2:]) - PATIENT_ID_OFFSET if pid.startswith("P-") else -1
         except ValueError:
@@ -460,9 +462,9 @@ class RecruitmentEnv(Env[Observation, Action]):
         return i, None
 
     def _site(self, sid: str | None) -> tuple[int, ErrorCode | None]:
-        if not sid:
+        if sid is None or sid == "":
             return -1, ErrorCode.MISSING_SITE_ID
-        if not sid.startswith("site_") or len(sid) != 6:
+        if not isinstance(sid, str) or not sid.startswith("site_") or len(sid) != 6:
             return -1, ErrorCode.SITE_NOT_FOUND
         s = SITE_LETTERS.find(sid[5])
         if not 0 <= s < self.params.n_sites:
@@ -573,7 +575,7 @@ class RecruitmentEnv(Env[Observation, Action]):
 
     def _adjust(self, a: Action) -> ErrorCode | None:
         p, day = self.params, self._day
-        change = a.strategy_change or ""
+        change = a.strategy_change if isinstance(a.strategy_change, str) else ""
         if change in GLOBAL_STRATEGIES:
             if change == "relax_criteria" and self._criteria == 2:
                 return ErrorCode.STRATEGY_ALREADY_ACTIVE
@@ -606,17 +608,17 @@ class RecruitmentEnv(Env[Observation, Action]):
     def _plan_phase(self, a: Action) -> ErrorCode | None:
         if a.target_phase not in PHASES:
             return ErrorCode.INVALID_TARGET_PHASE
-        self._plan = (a.target_phase, a.plan_summary or "", self._day)
+        self._plan = (a.target_phase, str(a.plan_summary or ""), self._day)
         return None
 
     def _summarize(self, a: Action) -> ErrorCode | None:
-        key = (a.memory_key or "").strip()
+        key = a.memory_key.strip() if isinstance(a.memory_key, str) else ""
         if not key:
             return ErrorCode.MISSING_MEMORY_KEY
         record = MemoryRecord(
             key=key,
             day=self._day,
-            payload=a.memory_payload or "",
+            payload=str(a.memory_payload or ""),
             site_attempts=tuple(self._cum_att),
             site_successes=tuple(self._cum_succ),
             site_dropouts=tuple(self._cum_drop),
@@ -635,7 +637,7 @@ class RecruitmentEnv(Env[Observation, Action]):
         return None
 
     def _retrieve(self, a: Action) -> ErrorCode | None:
-        query = (a.memory_query or "").strip()
+        query = a.memory_query.strip() if isinstance(a.memory_query, str) else ""
         if not query:
             return ErrorCode.MISSING_MEMORY_QUERY
         if query in self._memory:
