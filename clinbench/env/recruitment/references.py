@@ -1,0 +1,44 @@
+"""Reference scores for normalisation: ``random`` and the reference planner.
+
+Both are means over the same 100 fixed world seeds, computed by
+``experiments/compute_reference_scores.py`` and stored as constants in
+``reference_scores.py`` together with the task version they belong to. A normalised
+score is ``(score - random) / (planner - random)``: 0 is the random floor, 1 the
+oracle planner. It is never a min-max over the agents being compared.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clinbench.agents.base import make_agent
+from clinbench.env.recruitment.planner import ReferencePlanner
+from clinbench.env.registry import make
+from clinbench.episode import play_episode
+
+#: The fixed world seeds of the references (disjoint from sweep seeds, which are small).
+REFERENCE_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_100))
+
+
+def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict[str, float]:
+    """Mean score of ``random`` and of the reference planner over ``seeds``."""
+    env = make(f"recruitment/{task}")
+    policies = {"random": make_agent("random", env), "reference_planner": ReferencePlanner(env)}
+    return {
+        name: float(np.mean([play_episode(env, agent, s).score for s in seeds]))
+        for name, agent in policies.items()
+    }
+
+
+def normalised_score(task: str, score: float) -> float:
+    """``(score - random) / (planner - random)`` with the stored references of ``task``."""
+    from clinbench.env.recruitment.reference_scores import REFERENCE_SCORES, TASK_VERSION
+    from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
+
+    if TASK_VERSION != CURRENT:
+        raise RuntimeError(
+            f"reference scores are for task version {TASK_VERSION}, the tasks are version "
+            f"{CURRENT}: run experiments/compute_reference_scores.py"
+        )
+    ref = REFERENCE_SCORES[task]
+    return (score - ref["random"]) / (ref["reference_planner"] - ref["random"])
