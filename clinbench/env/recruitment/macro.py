@@ -59,7 +59,7 @@ def best_screen_candidate(obs: Observation) -> int:
     idx = obs.available_idx
     if idx.size == 0:
         return -1
-    w = obs.world
+    w = obs.visible
     value = w.prescreen_eligibility[idx] - 0.5 * w.prescreen_dropout[idx]
     return int(idx[int(np.argmax(value))])
 
@@ -132,7 +132,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
 
     # ------------------------------------------------------------------ mask
     def mask(self, obs: Observation) -> np.ndarray:
-        p, c, budget = self.params, obs.costs, obs.budget_remaining
+        c, budget = obs.costs, obs.budget_remaining
         m = np.zeros(self.n, dtype=bool)
         m[0] = obs.funnel.available > 0 and not obs.hold_active and budget >= c.screen
         m[1] = obs.funnel.eligible > 0 and budget >= c.recontact
@@ -152,7 +152,6 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         m[-3] = True  # summarize
         m[-2] = bool(obs.indexed_memory_summary)
         m[-1] = True  # stop
-        del p
         return m
 
     # ------------------------------------------------------------------ features
@@ -174,7 +173,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             f.eligible / 20.0,
             f.consented / 5.0,
             min_left,
-            float(obs.world.prescreen_eligibility[best]) if best >= 0 else 0.0,
+            float(obs.visible.prescreen_eligibility[best]) if best >= 0 else 0.0,
             float(obs.hold_active),
             {"tight": 0.0, "normal": 0.5, "relaxed": 1.0}[obs.criteria],
             float(obs.outreach_active),

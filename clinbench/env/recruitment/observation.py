@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from clinbench.env.recruitment.world import World, patient_id
+from clinbench.env.recruitment.world import VisibleWorld, patient_id
 
 # Patient states (one per patient, always exactly one).
 NOT_ARRIVED, AVAILABLE, INELIGIBLE, ELIGIBLE, CONSENTED, ENROLLED, DROPPED_OUT, LOST = range(8)
@@ -136,7 +136,7 @@ class Observation:
     pending_negotiations: int
     memory_capacity: int
     max_listed: int
-    world: World  # only its visible arrays are read here
+    visible: VisibleWorld  # what may be seen of the world (no hidden truth)
     patients: np.ndarray  # (4, pool) int16 copy: state, last contact, recontacts left, deadline
 
     # ---- scalars derived on demand -------------------------------------------------
@@ -177,7 +177,7 @@ class Observation:
 
     # ---- list-of-dict views (reference benchmark names) ---------------------------
     def _patient_dict(self, i: int) -> dict[str, Any]:
-        w = self.world
+        w = self.visible
         return {
             "id": patient_id(i),
             "age": int(w.age[i]),
@@ -193,7 +193,7 @@ class Observation:
     def available_patients(self) -> list[dict[str, Any]]:
         """Arrived, unscreened patients, best pre-screen first (at most ``max_listed``)."""
         idx = self.available_idx
-        return [self._patient_dict(i) for i in self._listed(idx, -self.world.prescreen_eligibility[idx])]
+        return [self._patient_dict(i) for i in self._listed(idx, -self.visible.prescreen_eligibility[idx])]
 
     @cached_property
     def recontact_candidates(self) -> list[dict[str, Any]]:

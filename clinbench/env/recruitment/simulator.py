@@ -103,6 +103,12 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._done = True
         self._world: World | None = None
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # ``_state_row`` is a view of ``_pat``; pickling makes it a separate array.
+        self.__dict__.update(state)
+        if "_pat" in state:
+            self._state_row = self._pat[ROW_STATE]
+
     # ------------------------------------------------------------------ public API
     @property
     def world(self) -> World:
@@ -731,6 +737,11 @@ class RecruitmentEnv(Env[Observation, Action]):
             pending_negotiations=len(self._negotiations),
             memory_capacity=p.memory_capacity,
             max_listed=p.max_listed,
-            world=self._world,
-            patients=self._pat.copy(),
+            visible=self._world.visible,
+            patients=_read_only(self._pat.copy()),
         )
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a

@@ -38,8 +38,18 @@ class ScheduledEvent:
 
 
 @dataclass(frozen=True)
+class VisibleWorld:
+    """The part of a world an agent may see (all an observation refers to)."""
+
+    age: np.ndarray
+    prescreen_eligibility: np.ndarray  # noisy estimate of eligibility
+    prescreen_dropout: np.ndarray  # noisy estimate of dropout risk
+    reported_conversion: np.ndarray  # what each site claims at feasibility
+
+
+@dataclass(frozen=True)
 class World:
-    """Everything drawn for one world. Arrays are read-only."""
+    """Everything drawn for one world, hidden truth included. Arrays are read-only."""
 
     world_type: str
     # patients (length pool_size)
@@ -63,6 +73,8 @@ class World:
     # events
     calendar: dict[int, tuple[ScheduledEvent, ...]]
     dropout_multiplier: float  # hidden: world-level dropout multiplier
+
+    visible: VisibleWorld
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -131,21 +143,24 @@ def draw_world(p: TaskParams, rng: np.random.Generator) -> World:
                 )
             )
 
+    age, pre_elig, pre_drop = _ro(age), _ro(pre_elig), _ro(pre_drop)
+    reported = _ro(np.round(reported, 3))
     return World(
+        visible=VisibleWorld(age, pre_elig, pre_drop, reported),
         world_type=world_type,
-        age=_ro(age),
+        age=age,
         eligibility=_ro(eligibility),
         dropout_risk=_ro(dropout_risk),
         willingness=_ro(willingness),
-        prescreen_eligibility=_ro(pre_elig),
-        prescreen_dropout=_ro(pre_drop),
+        prescreen_eligibility=pre_elig,
+        prescreen_dropout=pre_drop,
         eligibility_u=_ro(eligibility_u),
         dropout_clock=_ro(dropout_clock),
         arrival_day0=_ro(present),
         arrival_order=_ro(later),
         arrival_time=_ro(arrival_time),
         conversion=_ro(conversion),
-        reported_conversion=_ro(np.round(reported, 3)),
+        reported_conversion=reported,
         wait_days=_ro(wait_days),
         retention=_ro(retention),
         biased=_ro(biased),

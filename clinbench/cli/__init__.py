@@ -1,0 +1,1 @@
+"""The ``clinbench`` command line (entry point :func:`clinbench.cli.app.main`)."""

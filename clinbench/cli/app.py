@@ -1,0 +1,63 @@
+"""The ``clinbench`` command line.
+
+Each command lives in its own module under ``clinbench.cli`` and exposes
+``register(app)``; adding a command means adding its module name to ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated
+
+import typer
+
+from clinbench import __version__
+from clinbench.cli.common import examples
+
+#: Command modules, in the order ``clinbench --help`` lists them.
+COMMANDS: tuple[str, ...] = ("tasks", "agents", "run")
+
+app = typer.Typer(
+    name="clinbench",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples(
+        "clinbench tasks",
+        "clinbench agents",
+        "clinbench run --agent heuristic --task easy_bench --seed 1",
+    ),
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"clinbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Benchmark long-horizon decision agents on simulated clinical-trial problems."""
+
+
+for _name in COMMANDS:
+    importlib.import_module(f"clinbench.cli.{_name}").register(app)
+
+
+def main() -> None:
+    """Console-script entry point (``clinbench``)."""
+    app(prog_name="clinbench")
+
+
+if __name__ == "__main__":
+    main()

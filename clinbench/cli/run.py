@@ -1,0 +1,200 @@
+"""``clinbench run``: play one episode and show it day by day.
+
+The episode is exactly ``play_episode(make(task), make_agent(agent, env), seed)``, so
+its score is the one the sweep and the tests see for the same agent, task and seed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from clinbench.agents.base import make_agent
+from clinbench.cli.common import console, examples, fail, print_json, resolve_agent, resolve_task
+from clinbench.env import make
+from clinbench.episode import Episode, play_episode
+
+#: Actions that only pass the day; hidden from the default day-by-day view.
+NOOP_ACTIONS = frozenset({"plan_next_phase"})
+#: Free-text action fields, left out of the one-line action summary.
+_TEXT_FIELDS = frozenset({"plan_summary", "memory_payload", "hypothesis", "confidence"})
+#: Short names of the score parts.
+_PART_LABELS = {"enrolment": "enrolment E", "budget": "budget B", "time": "time T"}
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "run",
+        epilog=examples(
+            "clinbench run --agent heuristic --task easy_bench --seed 1",
+            "clinbench run -a random -t recruitment/hard_bench -s 7 --every 10",
+            "clinbench run -a heuristic -t easy_bench -s 1 --fixed-world",
+            "clinbench run -a heuristic -t easy_bench -s 1 --json | jq .score",
+        ),
+    )(run_command)
+
+
+def run_command(
+    agent: Annotated[
+        str, typer.Option("--agent", "-a", help="Agent name (see [bold]clinbench agents[/]).")
+    ],
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task", "-t", help="Task name or id, e.g. easy_bench or recruitment/easy_bench."
+        ),
+    ],
+    seed: Annotated[
+        int, typer.Option("--seed", "-s", min=0, help="Seed of the world and its outcomes (>= 0).")
+    ],
+    fixed_world: Annotated[
+        bool,
+        typer.Option(
+            "--fixed-world", help="Play the canonical world (seed 0); the seed varies only luck."
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (summary and every day) only.")
+    ] = False,
+    every: Annotated[
+        int | None,
+        typer.Option(
+            "--every",
+            min=1,
+            metavar="K",
+            help="Show every K-th day only (default: every day but no-op plans).",
+        ),
+    ] = None,
+) -> None:
+    """Play one episode of an agent on a task and show it day by day, then the score."""
+    env_id = resolve_task(task)
+    agent_name = resolve_agent(agent)
+    episode = play(agent_name, env_id, seed, fixed_world=fixed_world)
+    if as_json:
+        print_json(episode_record(agent_name, env_id, seed, fixed_world, episode))
+        return
+    world = " (fixed world)" if fixed_world else ""
+    title = f"{agent_name} on {env_id}, seed {seed}{world}"
+    console.print(_day_table(episode.steps_log, every, title))
+    _print_summary(episode)
+
+
+def play(agent_name: str, env_id: str, seed: int, *, fixed_world: bool = False) -> Episode:
+    """Build the environment and the agent, then play one recorded episode."""
+    env = make(env_id)
+    try:
+        agent = make_agent(agent_name, env)
+    except ValueError as exc:  # the agent does not play this environment family
+        fail(str(exc))
+    # Learning agents will train here (a later ``--train-episodes N``) before playing.
+    options = {"fixed_world": True} if fixed_world else None
+    return play_episode(env, agent, seed, options=options, record=True)
+
+
+def episode_record(
+    agent: str, task: str, seed: int, fixed_world: bool, episode: Episode
+) -> dict[str, Any]:
+    """The ``--json`` output: the summary and the per-day records."""
+    return {
+        "agent": agent,
+        "task": task,
+        "seed": seed,
+        "fixed_world": fixed_world,
+        "score": episode.score,
+        "return": episode.ret,
+        "score_parts": episode.score_parts,
+        "terminated_by": episode.terminated_by,
+        "net_enrolled": episode.net_enrolled,
+        "budget_used": episode.budget_used,
+        "steps": episode.steps_log,
+    }
+
+
+def shown_steps(steps: list[dict[str, Any]], every: int | None = None) -> list[dict[str, Any]]:
+    """The days worth a row: every K-th day, or else every day that is not a no-op.
+
+    The last day is always shown, so the table ends where the episode ended.
+    """
+    if every is None:
+        keep = [s for s in steps if not is_noop(s)]
+    else:
+        keep = [s for s in steps if s["day"] % every == 0]
+    if steps and (not keep or keep[-1] is not steps[-1]):
+        keep.append(steps[-1])
+    return keep
+
+
+def is_noop(step: dict[str, Any]) -> bool:
+    """A valid action that only passes the day (an invalid one is worth seeing)."""
+    return step["action"]["action_type"] in NOOP_ACTIONS and step["error"] is None
+
+
+def describe_action(action: dict[str, Any]) -> str:
+    """``action_type`` followed by its arguments, e.g. ``allocate_to_site P-1003 site_A``."""
+    args = (str(v) for k, v in action.items() if k != "action_type" and k not in _TEXT_FIELDS)
+    return " ".join([str(action["action_type"]), *args])
+
+
+def _day_table(steps: list[dict[str, Any]], every: int | None, title: str) -> Table:
+    rows = shown_steps(steps, every)
+    which = f"every {every} days" if every else "no-op plan days hidden"
+    table = Table(
+        title=title,
+        caption=f"{len(rows)} of {len(steps)} days shown ({which}); net = net enrolled",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.add_column("day", justify="right")
+    table.add_column("action", overflow="fold")
+    table.add_column("outcome", overflow="fold")
+    table.add_column("reward", justify="right")
+    table.add_column("net", justify="right")
+    table.add_column("budget left", justify="right")
+    for s in rows:
+        table.add_row(
+            str(s["day"]),
+            escape(describe_action(s["action"])),
+            _outcome(s),
+            _signed(s["reward"]),
+            str(s["enrolled"]),
+            f"{s['budget_remaining']:,.0f}",
+        )
+    return table
+
+
+def _signed(reward: float) -> str:
+    """The reward to 4 decimals, ``0`` when it rounds to zero (no ``-0.0000``)."""
+    return "0" if abs(reward) < 5e-5 else f"{reward:+.4f}"
+
+
+def _outcome(step: dict[str, Any]) -> str:
+    """The error code in red, else the outcome (``ok`` when it only echoes an argument)."""
+    error, outcome = step["error"], step["outcome"]
+    if error is not None:
+        return f"[red]error: {escape(str(error))}[/]"
+    if outcome is None:
+        return "-"
+    return "ok" if outcome in step["action"].values() else escape(str(outcome))
+
+
+def _print_summary(episode: Episode) -> None:
+    parts = Table.grid(padding=(0, 2))
+    parts.add_column()
+    parts.add_column(justify="right")
+    for name, value in episode.score_parts.items():
+        label = f"[bold]{name}[/]" if name == "score" else _PART_LABELS.get(name, name)
+        parts.add_row(label, f"{value:.4f}")
+    parts.add_row("return (sum of rewards)", f"{episode.ret:.4f}")
+    console.print(parts)
+    last_day = episode.steps_log[-1]["day"] if episode.steps_log else 0
+    console.print(
+        f"Ended by [bold]{episode.terminated_by}[/] on day {last_day} after {episode.steps} steps."
+    )
+    console.print(
+        f"Net enrolled {episode.net_enrolled}; budget used {episode.budget_used:,.0f}."
+    )

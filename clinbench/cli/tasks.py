@@ -1,0 +1,132 @@
+"""``clinbench tasks``: the registered environments and tasks with their main parameters.
+
+Environment families known here show a curated set of parameters; any other family
+shows every plain (scalar or list) field of its task parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from itertools import groupby
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from clinbench.cli.common import console, examples, print_json
+from clinbench.env import EnvSpec, env_ids, spec
+
+#: The parameters worth a glance, per environment family (derived ones included).
+_MAIN_PARAMS: dict[str, tuple[str, ...]] = {
+    "recruitment": (
+        "pool_size",
+        "n_sites",
+        "budget",
+        "target",
+        "screen_cost",
+        "recontact_cost",
+        "enrol_cost",
+        "strategy_cost",
+        "prescreen_noise_sd",
+        "dropout_base",
+        "event_rate_per_day",
+        "world_types",
+    ),
+}
+#: Derived parameters: name -> function of the parameter dict.
+_DERIVED = {
+    "event_rate_per_day": lambda p: float(sum(p["event_rates"].values())),
+}
+_LABELS = {
+    "n_sites": "sites",
+    "prescreen_noise_sd": "pre-screen noise sd",
+    "event_rate_per_day": "events / day (total)",
+}
+#: Shown elsewhere (title, header, description row).
+_IDENTITY = frozenset({"name", "description"})
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "tasks",
+        epilog=examples("clinbench tasks", "clinbench tasks --json | jq '.[].params.budget'"),
+    )(tasks_command)
+
+
+def tasks_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List the environments and their tasks with the main parameters."""
+    records = [task_record(spec(i)) for i in env_ids()]
+    if as_json:
+        print_json(records)
+        return
+    for env, group in groupby(records, key=lambda r: r["env"]):
+        console.print(_family_table(env, list(group)))
+
+
+def task_record(s: EnvSpec) -> dict[str, Any]:
+    """Plain data describing one task: identity, version, description, main parameters."""
+    return {
+        "id": s.id,
+        "env": s.env,
+        "task": s.task,
+        "version": s.version,
+        "description": s.description,
+        "params": main_params(s),
+    }
+
+
+def main_params(s: EnvSpec) -> dict[str, Any]:
+    """The main parameters of a task (every plain field for an unknown family)."""
+    fields = _fields(s.params)
+    names = _MAIN_PARAMS.get(s.env)
+    if names is None:
+        names = tuple(k for k, v in fields.items() if k not in _IDENTITY and _is_plain(v))
+    return {n: _plain(_DERIVED[n](fields) if n in _DERIVED else fields[n]) for n in names}
+
+
+def _family_table(env: str, records: list[dict[str, Any]]) -> Table:
+    """One table per environment family: a row per parameter, a column per task."""
+    table = Table(title=f"environment [bold]{env}[/]  (task id: {env}/<task>)", show_lines=False)
+    table.add_column("parameter", style="dim")
+    for r in records:
+        table.add_column(r["task"], justify="right")
+    descriptions = (Text(r["description"], justify="left") for r in records)
+    table.add_row("description", *descriptions, end_section=True)
+    table.add_row("task version", *(str(r["version"]) for r in records), end_section=True)
+    for name in records[0]["params"]:
+        values = (_format(r["params"].get(name)) for r in records)
+        table.add_row(_LABELS.get(name, name.replace("_", " ")), *values)
+    return table
+
+
+def _fields(params: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(params):
+        return {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    if isinstance(params, Mapping):
+        return dict(params)
+    return dict(vars(params))
+
+
+def _is_plain(value: Any) -> bool:
+    scalar = (bool, int, float, str)
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, scalar) for v in value)
+    return isinstance(value, scalar)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 and value.is_integer() else f"{value:g}"
+    return str(value)

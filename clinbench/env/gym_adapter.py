@@ -1,0 +1,142 @@
+"""Gymnasium view of any clinbench environment: feature vector in, macro-action index out.
+
+Importing :mod:`clinbench.env` registers the ids (or let Gymnasium import it:
+``gym.make("clinbench.env:clinbench/Recruitment-easy_bench-v1")``).
+
+``gym.make("clinbench/Recruitment-easy_bench-v1")`` gives a :class:`MacroGymEnv` whose
+
+- observation is ``macro_space.features(obs)`` as a ``Box(0, 1, (n_features,), float32)``;
+- action is an index into the task's macro-actions (``Discrete(macro_space.n)``), turned
+  into a concrete action by ``macro_space.to_action(k, obs)``;
+- ``info["action_mask"]`` (``np.int8``, length ``n``) marks the macro-actions valid now,
+  in the form ``action_space.sample(mask=...)`` and maskable policies expect. A masked-out
+  index is still played: the native environment turns it into an invalid action, which
+  takes the day, costs nothing and comes back as ``info["error"]``. The native ``info``
+  (``error``, ``outcome``, and at the end ``score`` and ``score_parts``) is passed through.
+
+The episode ends only by itself (``stop`` or the deadline, both ``terminated``), so the
+ids are registered without a ``TimeLimit`` and ``truncated`` is always False.
+
+Seeding: ``reset(seed=s)`` plays the native world of seed ``s``, the same world a native
+agent meets with that seed. ``reset()`` without a seed draws the native seed from the
+Gymnasium ``np_random``, so a seeded reset followed by unseeded ones is reproducible.
+
+Pickling stores the recipe of the current episode (task id, overrides, reset seed and
+options, the macro indices played) and replays it on load. Native environments are
+deterministic given the seed, so this restores the exact state without depending on how
+a native environment lays out its internals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from clinbench.env.registry import env_ids, make, spec
+
+#: Entry point Gymnasium imports when it builds a registered id.
+ENTRY_POINT = "clinbench.env.gym_adapter:MacroGymEnv"
+_SEED_BOUND = np.iinfo(np.int64).max
+
+
+class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
+    """A registered clinbench environment behind Gymnasium's ``Env`` API."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, env_id: str, render_mode: str | None = None, **overrides: Any):
+        if render_mode is not None:
+            raise ValueError(f"clinbench environments do not render (render_mode={render_mode!r})")
+        self.render_mode = None
+        self.env_id = env_id
+        self.overrides = dict(overrides)
+        self._build_native()
+        self.observation_space = spaces.Box(
+            0.0, 1.0, (self.macro_space.n_features,), dtype=np.float32
+        )
+        self.action_space = spaces.Discrete(self.macro_space.n)
+        self._episode: tuple[int, dict[str, Any] | None] | None = None
+        self._played: list[int] = []
+
+    def _build_native(self) -> None:
+        self.native = make(self.env_id, **self.overrides)
+        self.macro_space = self.native.macro_space
+        self._obs: Any = None
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        native_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else seed
+        options = dict(options) if options else None
+        obs, info = self.native.reset(seed=native_seed, options=options)
+        self._episode = (native_seed, options)
+        self._played = []
+        return self._convert(obs, info)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if not self.action_space.contains(action):
+            raise ValueError(f"action {action!r} is not in {self.action_space}")
+        if self._obs is None:
+            raise RuntimeError("call reset() first")
+        k = int(action)
+        obs, reward, terminated, truncated, info = self.native.step(
+            self.macro_space.to_action(k, self._obs)
+        )
+        self._played.append(k)
+        features, info = self._convert(obs, info)
+        return features, float(reward), bool(terminated), bool(truncated), info
+
+    def _convert(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        self._obs = obs
+        info = dict(info)
+        info["action_mask"] = np.asarray(self.macro_space.mask(obs), dtype=np.int8)
+        return np.asarray(self.macro_space.features(obs), dtype=np.float32), info
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("native", "macro_space", "_obs"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._build_native()
+        if self._episode is not None:
+            self._replay()
+
+    def _replay(self) -> None:
+        seed, options = self._episode
+        obs, _ = self.native.reset(seed=seed, options=options)
+        for k in self._played:
+            obs = self.native.step(self.macro_space.to_action(k, obs))[0]
+        self._obs = obs
+
+
+# ---------------------------------------------------------------------- registration
+def gym_id(env_id: str) -> str:
+    """``"recruitment/easy_bench"`` -> ``"clinbench/Recruitment-easy_bench-v1"``."""
+    s = spec(env_id)
+    family = s.env.title().replace("_", "")
+    return f"clinbench/{family}-{s.task}-v{s.version}"
+
+
+def register_gym_envs() -> list[str]:
+    """Register a Gymnasium id for every clinbench task; safe to call any number of times."""
+    ids = []
+    for env_id in env_ids():
+        gid = gym_id(env_id)
+        if gid not in gym.registry:
+            gym.register(
+                id=gid,
+                entry_point=ENTRY_POINT,
+                kwargs={"env_id": env_id},
+                max_episode_steps=None,
+            )
+        ids.append(gid)
+    return ids

@@ -1,0 +1,168 @@
+"""The Gymnasium adapter: registration, Gymnasium's own checker, masks, score and pickling."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import clinbench.env
+from clinbench.env import env_ids, make, register_gym_envs
+from clinbench.env.gym_adapter import ENTRY_POINT, MacroGymEnv, gym_id
+
+GYM_IDS = register_gym_envs()
+EASY = "clinbench/Recruitment-easy_bench-v1"
+
+
+def _no_stop(mask: np.ndarray) -> np.ndarray:
+    """The mask without ``stop``, so random play runs to the deadline."""
+    out = mask.copy()
+    out[-1] = 0
+    return out
+
+
+def _greedy(mask: np.ndarray, names: tuple[str, ...]) -> int:
+    """A simple funnel policy: allocate, else recontact, else screen, else plan."""
+    for name in ("allocate_urgent", "recontact_urgent", "screen_best", "plan"):
+        if mask[names.index(name)]:
+            return names.index(name)
+    raise AssertionError("plan is always valid")
+
+
+def test_registers_one_id_per_task_without_time_limit():
+    tasks = ("easy_bench", "medium_bench", "hard_bench")
+    expected = {f"clinbench/Recruitment-{t}-v1" for t in tasks}
+    assert expected <= set(GYM_IDS)
+    assert GYM_IDS == [gym_id(e) for e in env_ids()]
+    for gid, env_id in zip(GYM_IDS, env_ids(), strict=True):
+        spec = gym.spec(gid)
+        assert spec.entry_point == ENTRY_POINT
+        assert spec.kwargs == {"env_id": env_id}
+        assert spec.max_episode_steps is None
+
+
+def test_registration_is_idempotent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert register_gym_envs() == GYM_IDS
+        importlib.reload(clinbench.env)
+
+
+@pytest.mark.parametrize("gid", GYM_IDS)
+def test_gymnasium_check_env_passes_without_warnings(gid):
+    env = gym.make(gid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    # On the wrapped env the only warning is Gymnasium's advice to check the raw env.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)
+    messages = [str(w.message) for w in caught]
+    assert all("different from the unwrapped version" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("gid", GYM_IDS)
+def test_spaces_masks_and_rewards_match_the_native_env(gid):
+    env = gym.make(gid)
+    native = make(gym.spec(gid).kwargs["env_id"])
+    macros = native.macro_space
+    assert env.observation_space == gym.spaces.Box(0, 1, (macros.n_features,), np.float32)
+    assert env.action_space == gym.spaces.Discrete(macros.n)
+
+    env.action_space.seed(7)
+    feats, info = env.reset(seed=11)
+    obs, native_info = native.reset(seed=11)
+    terminated = False
+    while not terminated:
+        assert info["action_mask"].dtype == np.int8
+        np.testing.assert_array_equal(info["action_mask"], macros.mask(obs).astype(np.int8))
+        np.testing.assert_array_equal(feats, macros.features(obs).astype(np.float32))
+        assert info["error"] == native_info["error"]
+        k = int(env.action_space.sample(mask=_no_stop(info["action_mask"])))
+        feats, reward, terminated, truncated, info = env.step(k)
+        obs, native_reward, _, _, native_info = native.step(macros.to_action(k, obs))
+        assert reward == native_reward
+        assert truncated is False
+    assert info["score"] == native_info["score"]
+    assert info["score_parts"] == native_info["score_parts"]
+
+
+def test_return_over_an_episode_equals_the_score():
+    env = gym.make("clinbench/Recruitment-medium_bench-v1")
+    names = env.unwrapped.macro_space.names
+    _, info = env.reset(seed=3)
+    total, terminated, steps = 0.0, False, 0
+    while not terminated:
+        _, reward, terminated, truncated, info = env.step(_greedy(info["action_mask"], names))
+        assert not truncated
+        total += reward
+        steps += 1
+    assert steps == 180  # no stop played: the deadline ends the episode, no TimeLimit
+    assert info["score"] > 0.0  # the funnel policy enrols, so the check has teeth
+    assert abs(total - info["score"]) <= 1e-9
+    with pytest.raises(RuntimeError):
+        env.step(0)
+
+
+def test_a_masked_out_macro_is_played_as_an_invalid_action():
+    env = gym.make(EASY)
+    macros = env.unwrapped.macro_space
+    budget = macros.feature_names.index("budget_fraction")
+    feats, info = env.reset(seed=0)
+    k = macros.names.index("retrieve")
+    assert info["action_mask"][k] == 0  # memory is empty on day 0
+    after, reward, terminated, _, info = env.step(k)
+    assert info["error"] == "missing_memory_query"
+    assert reward == 0.0 and not terminated
+    assert after[budget] == feats[budget] == 1.0  # nothing was charged
+    assert env.unwrapped.native.day == 1  # but the day was spent
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["unwrapped", "gym.make"])
+def test_pickle_round_trip_mid_episode(wrapped):
+    made = gym.make("clinbench/Recruitment-hard_bench-v1")
+    env = made if wrapped else made.unwrapped
+    env.action_space.seed(5)
+    _, info = env.reset(seed=8)
+    for _ in range(60):
+        _, _, _, _, info = env.step(env.action_space.sample(mask=_no_stop(info["action_mask"])))
+    copy = pickle.loads(pickle.dumps(env))
+    terminated = False
+    while not terminated:
+        k = env.action_space.sample(mask=_no_stop(info["action_mask"]))
+        feats, reward, terminated, _, info = env.step(k)
+        feats2, reward2, terminated2, _, info2 = copy.step(k)
+        np.testing.assert_array_equal(feats, feats2)
+        assert (reward, terminated) == (reward2, terminated2)
+        np.testing.assert_array_equal(info["action_mask"], info2["action_mask"])
+        assert (info["error"], info["outcome"]) == (info2["error"], info2["outcome"])
+    assert info["score"] == info2["score"]
+
+
+def test_pickle_before_reset_and_unseeded_resets_follow_the_gym_rng():
+    env = gym.make(EASY).unwrapped
+    copy = pickle.loads(pickle.dumps(env))
+    env.reset(seed=21)
+    copy.reset(seed=21)
+    a, info_a = env.reset()
+    b, info_b = copy.reset()
+    np.testing.assert_array_equal(a, b)
+    assert info_a["seed"] == info_b["seed"] != 21
+
+
+def test_overrides_reach_the_native_env_and_bad_arguments_are_refused():
+    env = gym.make(EASY, budget=50_000.0)
+    assert env.unwrapped.native.params.budget == 50_000.0
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not in"):
+        env.unwrapped.step(env.action_space.n)
+    with pytest.raises(ValueError, match="render"):
+        MacroGymEnv("recruitment/easy_bench", render_mode="rgb_array")
+    with pytest.raises(RuntimeError, match="reset"):
+        MacroGymEnv("recruitment/easy_bench").step(0)
