@@ -9,7 +9,7 @@ observation alone. Masked-out macro-actions are never sampled by clinbench agent
 | ``screen_best`` | screen_patient | best pre-screen: eligibility - 0.5 x dropout risk | arrivals waiting, no hold, affordable |
 | ``recontact_urgent`` | recontact | the eligible patient about to cool off (longest since contact within the cool-off), else the least cooled | candidates, affordable |
 | ``allocate_urgent`` | allocate_to_site | consented patient with the fewest consent days left, to the open site with the best optimistic conversion estimate | consented patients, an open site with capacity, affordable |
-| ``increase_outreach`` / ``relax_criteria`` / ``tighten_criteria`` | adjust_strategy | - | affordable and not already at that level |
+| ``increase_outreach`` / ``relax_criteria`` / ``tighten_criteria`` | adjust_strategy | - | affordable (criteria: not already at that level; outreach again restarts its days) |
 | ``focus_site_<X>`` / ``negotiate_site_<X>`` | adjust_strategy | site X | affordable (focus: X not focused) |
 | ``plan`` | plan_next_phase | phase from the funnel | always |
 | ``summarize`` | summarize_and_index | key ``day-<t>`` | always |
@@ -188,7 +188,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         for s, site in enumerate(obs.sites):
             att = retrieved.site_attempts[s] if retrieved is not None else 0
             v += [
-                site.capacity_remaining / p.site_capacity,
+                site.capacity_remaining / max(site.capacity_total, 1),
                 site_estimate(site, p.wait_penalty),
                 site.recent_attempts / 10.0,
                 site.wait_days / 15.0,

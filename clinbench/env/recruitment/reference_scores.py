@@ -8,15 +8,15 @@ TASK_VERSION = 1
 
 REFERENCE_SCORES: dict[str, dict[str, float]] = {
     'easy_bench': {
-        'random': 0.08217298214285712,
-        'reference_planner': 0.804595890873016,
+        'random': 0.09376625000000001,
+        'reference_planner': 0.8042774246031746,
     },
     'medium_bench': {
-        'random': 0.028465600000000008,
-        'reference_planner': 0.7587743652777778,
+        'random': 0.0340952,
+        'reference_planner': 0.7584076513888889,
     },
     'hard_bench': {
-        'random': 0.0171013125,
-        'reference_planner': 0.46901925000000005,
+        'random': 0.021109556250000005,
+        'reference_planner': 0.46922934374999997,
     },
 }

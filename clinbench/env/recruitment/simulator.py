@@ -81,6 +81,8 @@ MILESTONES: tuple[tuple[str, float], ...] = (
 )
 CRITERIA_LEVELS = ("tight", "normal", "relaxed")
 _WORDS = re.compile(r"[a-z0-9]+")
+_PATIENT_ID = re.compile(r"P-[1-9][0-9]*")
+_SITE_STRATEGY = re.compile(r"(focus|negotiate)_site_([A-Z])")
 
 
 class RecruitmentEnv(Env[Observation, Action]):
@@ -171,6 +173,7 @@ class RecruitmentEnv(Env[Observation, Action]):
         info["tokens"] = tokens
         if a.hypothesis is not None or a.confidence is not None:
             self._hypotheses.append((self._day, a.hypothesis, a.confidence))
+            info["hypothesis"] = {"hypothesis": a.hypothesis, "confidence": a.confidence}
         self._steps += 1
         if a.action_type is ActionType.STOP_RECRUITMENT:
             self._terminated_by = "stop"
@@ -450,12 +453,9 @@ class RecruitmentEnv(Env[Observation, Action]):
         pid = a.patient_id
         if pid is None or pid == "":
             return -1, ErrorCode.MISSING_PATIENT_ID
-        if not isinstance(pid, str):
+        if not isinstance(pid, str) or _PATIENT_ID.fullmatch(pid) is None:
             return -1, ErrorCode.PATIENT_NOT_FOUND
-        try:
-            i = int(pid[2:]) - PATIENT_ID_OFFSET if pid.startswith("P-") else -1
-        except ValueError:
-            i = -1
+        i = int(pid[2:]) - PATIENT_ID_OFFSET
         if not 0 <= i < self.params.pool_size:
             return -1, ErrorCode.PATIENT_NOT_FOUND
         st = self._state_row[i]
@@ -510,7 +510,8 @@ class RecruitmentEnv(Env[Observation, Action]):
 
     def _consent(self, i: int) -> None:
         self._set_state(i, CONSENTED)
-        deadline = self._day + self.params.consent_window
+        # usable on the next ``consent_window`` days, lapsing at the start of the day after
+        deadline = self._day + self.params.consent_window + 1
         self._consented[i] = deadline
         self._pat[ROW_DEADLINE, i] = deadline
 
@@ -593,9 +594,9 @@ class RecruitmentEnv(Env[Observation, Action]):
                 self._outreach_until = day + p.outreach_days
             else:
                 self._criteria += 1 if change == "relax_criteria" else -1
-        elif change.startswith("focus_site_") or change.startswith("negotiate_site_"):
-            negotiate = change.startswith("negotiate_site_")
-            s, err = self._site("site_" + change.rsplit("_", 1)[1])
+        elif (site_change := _SITE_STRATEGY.fullmatch(change)) is not None:
+            negotiate = site_change.group(1) == "negotiate"
+            s, err = self._site("site_" + site_change.group(2))
             if err is not None:
                 return err
             cost = self._costs.negotiate if negotiate else self._costs.strategy
