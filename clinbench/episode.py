@@ -20,7 +20,8 @@ class Episode:
     terminated_by: str
     net_enrolled: int
     budget_used: float
-    enrolled_by_day: list[int] = field(default_factory=list)
+    #: ``obs.summary()["progress"]`` before the first and after every step
+    progress_by_day: list[float] = field(default_factory=list)
     steps_log: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -40,25 +41,24 @@ def play_episode(
     obs, _ = env.reset(seed=seed, options=options)
     agent.reset(seed if agent_seed is None else agent_seed)
     total, done, info = 0.0, False, {}
-    enrolled = [obs.enrolled_so_far]
+    progress = [obs.summary()["progress"]]
     log: list[dict[str, Any]] = []
     while not done:
         action = agent.act(obs)
         day = obs.timestamp
         obs, reward, done, _, info = env.step(action)
         total += reward
-        enrolled.append(obs.enrolled_so_far)
+        summary = obs.summary()
+        progress.append(summary["progress"])
         if record:
             log.append(
                 {
-                    "day": day,
                     "action": action.to_dict(),
                     "reward": reward,
                     "error": info["error"],
                     "outcome": info["outcome"],
-                    "enrolled": obs.enrolled_so_far,
-                    "budget_remaining": obs.budget_remaining,
-                    "funnel": obs.current_funnel,
+                    **summary,
+                    "day": day,
                 }
             )
     return Episode(
@@ -68,8 +68,8 @@ def play_episode(
         steps=info["steps"],
         score_parts=info["score_parts"],
         terminated_by=info["terminated_by"],
-        net_enrolled=info["net_enrolled"],
-        budget_used=info["budget_used"],
-        enrolled_by_day=enrolled,
+        net_enrolled=info.get("net_enrolled", 0),
+        budget_used=info.get("budget_used", 0.0),
+        progress_by_day=progress,
         steps_log=log,
     )

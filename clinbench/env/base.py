@@ -17,9 +17,16 @@ ActT = TypeVar("ActT")
 
 
 class Observation(Protocol):
-    """What every observation offers: plain JSON data on request."""
+    """What every observation offers: plain JSON data, and a few numbers for logs.
+
+    ``summary()`` holds the day (``"day"``), the environment's main progress measure
+    (``"progress"``) and any other scalars worth tracking per day; episode logs,
+    trajectory charts and milestone checkers read it instead of env-specific fields.
+    """
 
     def to_dict(self) -> dict[str, Any]: ...
+
+    def summary(self) -> dict[str, float]: ...
 
 
 @dataclass(frozen=True)

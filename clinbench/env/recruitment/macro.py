@@ -198,6 +198,17 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         return np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
 
     # ------------------------------------------------------------------ actions
+    def index_of(self, action: Action) -> int:
+        """The macro-action a concrete action corresponds to (for imitation labels).
+
+        Only the action's type and strategy are read: the heuristic's arguments are the
+        macro rules' own, so its actions map onto macros one to one.
+        """
+        kind = action.action_type
+        if kind is ActionType.ADJUST_STRATEGY:
+            return self.index[action.strategy_change]
+        return self.index[_MACRO_OF_TYPE[kind]]
+
     def to_action(self, k: int, obs: Observation) -> Action:
         name = self.names[k]
         p = self.params
@@ -235,6 +246,17 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         if name == "stop":
             return Action(ActionType.STOP_RECRUITMENT)
         return Action(ActionType.ADJUST_STRATEGY, strategy_change=name)
+
+
+_MACRO_OF_TYPE = {
+    ActionType.SCREEN_PATIENT: "screen_best",
+    ActionType.RECONTACT: "recontact_urgent",
+    ActionType.ALLOCATE_TO_SITE: "allocate_urgent",
+    ActionType.PLAN_NEXT_PHASE: "plan",
+    ActionType.SUMMARIZE_AND_INDEX: "summarize",
+    ActionType.RETRIEVE_RELEVANT_HISTORY: "retrieve",
+    ActionType.STOP_RECRUITMENT: "stop",
+}
 
 
 def phase_for(obs: Observation) -> str:

@@ -235,6 +235,21 @@ class Observation:
     def current_funnel(self) -> dict[str, int]:
         return self.funnel._asdict()
 
+    def summary(self) -> dict[str, float]:
+        """Day, progress (net enrolled) and the funnel, for logs and milestone checkers."""
+        f = self.funnel
+        return {
+            "day": self.timestamp,
+            "progress": self.enrolled_so_far,
+            "enrolled": self.enrolled_so_far,
+            "target": self.target_enrollment,
+            "budget_remaining": self.budget_remaining,
+            "screened": f.screened,
+            "ineligible": f.ineligible,
+            "consented": f.consented,
+            "dropped_out": f.dropped_out,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable data with the reference benchmark's field names."""
         plan = self.current_plan
