@@ -31,6 +31,8 @@ class Agent(ABC):
     description: ClassVar[str]
     #: environment families this agent can play ("*" for any)
     envs: ClassVar[tuple[str, ...]] = ("*",)
+    #: whether the agent has a ``train`` step
+    learning: ClassVar[bool] = False
 
     def __init__(self, env: Env, **config: Any):
         if "*" not in self.envs and env.spec.env not in self.envs:
@@ -59,22 +61,25 @@ class AgentEntry:
 
 
 _AGENTS: dict[str, AgentEntry] = {}
+#: The six baselines of the benchmark, in table order (``grpo`` is their common parent,
+#: registered for ablations but not swept by default).
+BASELINES: tuple[str, ...] = ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
 
 
-def register_agent(cls: type[Agent], *, learning: bool = False) -> type[Agent]:
+def register_agent(cls: type[Agent]) -> type[Agent]:
     """Class decorator: add ``cls`` to the registry under ``cls.name``."""
-    _AGENTS[cls.name] = AgentEntry(cls.name, cls, cls.description, learning)
+    _AGENTS[cls.name] = AgentEntry(cls.name, cls, cls.description, cls.learning)
     return cls
 
 
 def agent_names() -> list[str]:
+    """Registered agents: the baselines first, in table order, then the rest."""
     _load_builtin()
-    return list(_AGENTS)
+    return sorted(_AGENTS, key=lambda n: (BASELINES.index(n) if n in BASELINES else len(BASELINES), n))
 
 
 def agent_entries() -> list[AgentEntry]:
-    _load_builtin()
-    return list(_AGENTS.values())
+    return [_AGENTS[n] for n in agent_names()]
 
 
 def make_agent(name: str, env: Env, **config: Any) -> Agent:
@@ -88,3 +93,8 @@ def make_agent(name: str, env: Env, **config: Any) -> Agent:
 def _load_builtin() -> None:
     import clinbench.agents.heuristic  # noqa: F401
     import clinbench.agents.random_agent  # noqa: F401
+    import clinbench.agents.hcapo  # noqa: F401
+    import clinbench.agents.mira  # noqa: F401
+    import clinbench.agents.klong  # noqa: F401
+    import clinbench.agents.memexrl  # noqa: F401
+    import clinbench.agents.grpo  # noqa: F401

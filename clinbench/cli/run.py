@@ -14,9 +14,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinbench.agents.base import make_agent
-from clinbench.cli.common import console, examples, fail, print_json, resolve_agent, resolve_task
+from clinbench.cli.common import (
+    console,
+    err_console,
+    examples,
+    fail,
+    print_json,
+    resolve_agent,
+    resolve_task,
+)
 from clinbench.env import make
 from clinbench.episode import Episode, play_episode
+from clinbench.protocol import training_stream
 
 #: Actions that only pass the day; hidden from the default day-by-day view.
 NOOP_ACTIONS = frozenset({"plan_next_phase"})
@@ -34,6 +43,7 @@ def register(app: typer.Typer) -> None:
             "clinbench run -a random -t recruitment/hard_bench -s 7 --every 10",
             "clinbench run -a heuristic -t easy_bench -s 1 --fixed-world",
             "clinbench run -a heuristic -t easy_bench -s 1 --json | jq .score",
+            "clinbench run --agent hcapo --task easy_bench --seed 1 --train-episodes 200",
         ),
     )(run_command)
 
@@ -69,13 +79,25 @@ def run_command(
             help="Show every K-th day only (default: every day but no-op plans).",
         ),
     ] = None,
+    train_episodes: Annotated[
+        int,
+        typer.Option(
+            "--train-episodes",
+            min=0,
+            metavar="N",
+            help="Train a learning agent for N episodes on training worlds first "
+            "(the sweep's streams for this seed); ignored by agents that do not learn.",
+        ),
+    ] = 0,
 ) -> None:
     """Play one episode of an agent on a task and show it day by day, then the score."""
     env_id = resolve_task(task)
     agent_name = resolve_agent(agent)
-    episode = play(agent_name, env_id, seed, fixed_world=fixed_world)
+    episode = play(agent_name, env_id, seed, fixed_world=fixed_world, train_episodes=train_episodes)
     if as_json:
-        print_json(episode_record(agent_name, env_id, seed, fixed_world, episode))
+        record = episode_record(agent_name, env_id, seed, fixed_world, episode)
+        record["train_episodes"] = train_episodes
+        print_json(record)
         return
     world = " (fixed world)" if fixed_world else ""
     title = f"{agent_name} on {env_id}, seed {seed}{world}"
@@ -83,14 +105,20 @@ def run_command(
     _print_summary(episode)
 
 
-def play(agent_name: str, env_id: str, seed: int, *, fixed_world: bool = False) -> Episode:
-    """Build the environment and the agent, then play one recorded episode."""
+def play(
+    agent_name: str, env_id: str, seed: int, *, fixed_world: bool = False, train_episodes: int = 0
+) -> Episode:
+    """Build the environment and the agent (train it if asked), then play one episode."""
     env = make(env_id)
     try:
         agent = make_agent(agent_name, env)
     except ValueError as exc:  # the agent does not play this environment family
         fail(str(exc))
-    # Learning agents will train here (a later ``--train-episodes N``) before playing.
+    if train_episodes and not agent.learning:
+        err_console.print(f"note: {agent_name!r} does not learn; --train-episodes ignored")
+    elif train_episodes:
+        with err_console.status(f"training {agent_name} for {train_episodes} episodes"):
+            agent.train(make(env_id), train_episodes, training_stream(seed, agent_name, env_id))
     options = {"fixed_world": True} if fixed_world else None
     return play_episode(env, agent, seed, options=options, record=True)
 

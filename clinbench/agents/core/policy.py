@@ -1,0 +1,125 @@
+"""Masked softmax policies over macro-actions, with analytic gradients.
+
+``logits = W x + b`` (linear) or ``W2 tanh(W1 x + b1) + b2`` (one hidden layer).
+Masked actions get probability exactly 0 and are never sampled or chosen.
+For a batch, :meth:`SoftmaxPolicy.backward` maps dJ/dlogits to parameter gradients,
+so every loss (PPO, cross-entropy, the mira regression) only supplies dJ/dlogits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Forward:
+    """What a batch forward pass keeps for the backward pass."""
+
+    x: np.ndarray
+    hidden: np.ndarray | None
+    probs: np.ndarray
+    logp: np.ndarray  # log-probabilities, -inf where masked
+    mask: np.ndarray
+
+
+def masked_log_softmax(z: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(probs, log probs) of softmax over the True entries of ``mask`` (rows)."""
+    zm = np.where(mask, z, -np.inf)
+    top = zm.max(axis=-1, keepdims=True)
+    shifted = zm - top
+    e = np.exp(shifted)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / total, shifted - np.log(total)
+
+
+class SoftmaxPolicy:
+    """Linear (``hidden=0``) or one-hidden-layer softmax policy; parameters in a dict."""
+
+    def __init__(self, n_in: int, n_actions: int, rng: np.random.Generator, hidden: int = 0):
+        self.n_in, self.n_actions, self.hidden = n_in, n_actions, hidden
+        if hidden:
+            self.params = {
+                "W1": rng.normal(0.0, 1.0 / np.sqrt(n_in), (hidden, n_in)),
+                "b1": np.zeros(hidden),
+                "W": np.zeros((n_actions, hidden)),
+                "b": np.zeros(n_actions),
+            }
+        else:
+            self.params = {"W": np.zeros((n_actions, n_in)), "b": np.zeros(n_actions)}
+
+    def copy(self) -> SoftmaxPolicy:
+        other = object.__new__(SoftmaxPolicy)
+        other.n_in, other.n_actions, other.hidden = self.n_in, self.n_actions, self.hidden
+        other.params = {k: v.copy() for k, v in self.params.items()}
+        return other
+
+    def logits(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        p = self.params
+        if self.hidden:
+            h = np.tanh(x @ p["W1"].T + p["b1"])
+            return h @ p["W"].T + p["b"], h
+        return x @ p["W"].T + p["b"], None
+
+    def forward(self, x: np.ndarray, mask: np.ndarray) -> Forward:
+        z, h = self.logits(x)
+        with np.errstate(invalid="ignore"):
+            probs, logp = masked_log_softmax(z, mask)
+        return Forward(x=x, hidden=h, probs=probs, logp=logp, mask=mask)
+
+    def backward(self, fwd: Forward, g_logits: np.ndarray) -> dict[str, np.ndarray]:
+        """Gradients of sum_rows J given ``g_logits`` = dJ/dlogits (rows, actions)."""
+        g_logits = np.where(fwd.mask, g_logits, 0.0)
+        if self.hidden:
+            h = fwd.hidden
+            g_h = g_logits @ self.params["W"]
+            g_pre = g_h * (1.0 - h**2)
+            return {
+                "W": g_logits.T @ h,
+                "b": g_logits.sum(axis=0),
+                "W1": g_pre.T @ fwd.x,
+                "b1": g_pre.sum(axis=0),
+            }
+        return {"W": g_logits.T @ fwd.x, "b": g_logits.sum(axis=0)}
+
+    def choose(self, x: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None) -> tuple[int, float]:
+        """Sample (``rng`` given) or take the argmax; returns (action, log prob)."""
+        z, _ = self.logits(x)
+        with np.errstate(invalid="ignore"):
+            probs, logp = masked_log_softmax(z, mask)
+        if rng is None:
+            a = int(np.argmax(np.where(mask, z, -np.inf)))
+        else:
+            cdf = np.cumsum(probs)
+            a = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+            a = min(a, probs.size - 1)
+            while not mask[a]:  # guard against float ties at a masked boundary
+                a -= 1
+        return a, float(logp[a])
+
+
+def grad_log_prob(fwd: Forward, actions: np.ndarray) -> np.ndarray:
+    """d log pi(a|x) / d logits for each row: onehot(a) - pi."""
+    g = -fwd.probs.copy()
+    g[np.arange(actions.size), actions] += 1.0
+    return g
+
+
+def kl_and_grad(fwd: Forward, ref_logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact discrete KL(pi || ref) per row and its gradient w.r.t. the logits.
+
+    KL = sum_a pi_a (log pi_a - log ref_a) over valid actions;
+    dKL/dz_j = pi_j (log pi_j - log ref_j - KL).
+    """
+    with np.errstate(invalid="ignore"):
+        diff = np.where(fwd.mask, fwd.logp - ref_logp, 0.0)
+    kl = (fwd.probs * diff).sum(axis=1)
+    return kl, fwd.probs * (diff - kl[:, None])
+
+
+def entropy_and_grad(fwd: Forward) -> tuple[np.ndarray, np.ndarray]:
+    """Entropy H = -sum pi log pi per row and dH/dlogits = -pi (log pi + H)."""
+    logp = np.where(fwd.mask, fwd.logp, 0.0)
+    h = -(fwd.probs * logp).sum(axis=1)
+    return h, -fwd.probs * (logp + h[:, None])

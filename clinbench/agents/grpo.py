@@ -1,0 +1,83 @@
+"""``grpo``: Group Relative Policy Optimization, the common parent of the learners.
+
+Shao et al., "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open
+Language Models", arXiv 2402.03300. Per iteration: G episodes of one training world
+(common random numbers), outcome advantage A_i = (R_i - mean) / std over the group
+given to every step of episode i, then a PPO-clip update with an exact discrete KL to
+the initial (reference) policy. No value network.
+
+Hyper-parameters (``conf/agent/grpo.yaml``):
+    group_size (8): episodes per group, all of one world seed.
+    epochs (4): full-batch Adam steps per group.
+    lr (0.03): Adam step size.
+    clip_eps (0.2): PPO clipping.
+    kl_beta (0.01): weight of KL(pi || reference).
+    ent_coef (0.0): entropy bonus.
+    hidden (16): hidden units (0 = linear softmax policy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clinbench.agents.base import register_agent
+from clinbench.agents.core.optim import Adam
+from clinbench.agents.core.ppo import ppo_update
+from clinbench.agents.core.rollout import Trajectory, collect_group, group_advantages
+from clinbench.agents.learner import LearningAgent
+from clinbench.env.base import Env
+
+
+@register_agent
+class GRPOAgent(LearningAgent):
+    name = "grpo"
+    description = "GRPO: group-relative outcome advantage + PPO-clip + KL (parent of the learners)"
+
+    def __init__(
+        self,
+        env: Env,
+        group_size: int = 8,
+        epochs: int = 4,
+        clip_eps: float = 0.2,
+        kl_beta: float = 0.01,
+        ent_coef: float = 0.0,
+        **config: Any,
+    ):
+        super().__init__(env, **config)
+        self.group_size, self.epochs = group_size, epochs
+        self.clip_eps, self.kl_beta, self.ent_coef = clip_eps, kl_beta, ent_coef
+
+    def step_advantages(self, group: list[Trajectory]) -> list[np.ndarray]:
+        """Per-step advantages of each trajectory (GRPO: the episode's group advantage)."""
+        adv = group_advantages(np.array([t.score for t in group]))
+        return [np.full(len(t), a) for t, a in zip(group, adv, strict=True)]
+
+    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
+        reference = self.policy.copy()
+        optimizer = Adam(self.policy.params, lr=self.lr)
+        seen = iteration = 0
+        while seen < episodes:
+            size = min(self.group_size, episodes - seen)
+            group = collect_group(env, self.sampler(rng), self.world_seed(rng), size)
+            seen += size
+            iteration += 1
+            self.fit_standardiser(group)
+            self.update(group, self.step_advantages(group), optimizer, reference)
+            self.progress(iteration, seen)
+
+    def update(self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference) -> None:
+        """One PPO-clip update on the group with the given per-step advantages."""
+        x = self.std(np.concatenate([t.x for t in group]))
+        mask = np.concatenate([t.mask for t in group])
+        actions = np.concatenate([t.actions for t in group])
+        old_logp = np.concatenate([t.logp for t in group])
+        adv = np.concatenate(advantages)
+        if not np.any(adv):
+            return
+        ref_logp = reference.forward(x, mask).logp
+        ppo_update(
+            self.policy, optimizer, x, mask, actions, old_logp, adv, ref_logp,
+            epochs=self.epochs, clip_eps=self.clip_eps, kl_beta=self.kl_beta, ent_coef=self.ent_coef,
+        )

@@ -1,0 +1,162 @@
+"""``klong``: trajectory-splitting imitation, then progressive RL over growing horizons.
+
+Liu et al., "KLong: Training LLM Agent for Extremely Long-horizon Tasks",
+arXiv 2602.17547. A recipe, not a loss:
+
+1. Trajectory-splitting imitation. The ``heuristic`` teacher plays training worlds;
+   each episode is cut into overlapping windows (``window`` days, ``overlap`` shared).
+   The policy input is the day's features, a pinned episode-start summary (the day-0
+   features) and a history summary (mean features over a look-back that shrinks in
+   later windows); it is trained by cross-entropy on the teacher's macro-actions.
+2. Progressive RL. Stages with horizons 60 -> 120 -> 180 days: episodes are cut at the
+   stage horizon and scored by the partial score at the cut (the return so far, which
+   equals the score if the trial ended then); GRPO groups and PPO-clip with a KL
+   penalty to the cloned policy.
+
+Replaced: distilled LLM trajectories are heuristic demonstrations, and the context
+window is the three-part feature vector above. The teacher's ``stop`` is labelled as
+``plan`` (wait) when stop is masked for the learner.
+
+Hyper-parameters (``conf/agent/klong.yaml``; GRPO's too):
+    imitation_share (0.25): share of the episode budget spent on teacher episodes.
+    window (30), overlap (10): window length and overlap in days.
+    lookback_start (30), lookback_shrink (5), lookback_min (5): history look-back of
+        window k is max(lookback_min, lookback_start - k * lookback_shrink) days.
+    imitation_steps (150): Adam steps of cross-entropy.
+    stages ([60, 120, 180]): horizons of progressive RL; [180] is direct RL.
+    rl (true): false keeps imitation only (ablation).
+    kl_beta (0.02): KL weight towards the cloned policy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clinbench.agents.base import make_agent, register_agent
+from clinbench.agents.core.optim import Adam
+from clinbench.agents.core.policy import grad_log_prob
+from clinbench.agents.core.rollout import collect_group
+from clinbench.agents.grpo import GRPOAgent
+from clinbench.env.base import Env
+
+
+@register_agent
+class KLongAgent(GRPOAgent):
+    name = "klong"
+    description = "imitation of the heuristic on split trajectories, then progressive-horizon RL"
+    envs = ("recruitment",)
+
+    def __init__(
+        self,
+        env: Env,
+        imitation_share: float = 0.25,
+        window: int = 30,
+        overlap: int = 10,
+        lookback_start: int = 30,
+        lookback_shrink: int = 5,
+        lookback_min: int = 5,
+        imitation_steps: int = 150,
+        stages: tuple[int, ...] = (60, 120, 180),
+        rl: bool = True,
+        kl_beta: float = 0.02,
+        **config: Any,
+    ):
+        self.n_features = env.macro_space.n_features
+        super().__init__(env, kl_beta=kl_beta, **config)
+        self.imitation_share, self.window, self.overlap = imitation_share, window, overlap
+        self.lookback_start, self.lookback_shrink = lookback_start, lookback_shrink
+        self.lookback_min, self.imitation_steps = lookback_min, imitation_steps
+        self.stages, self.rl = tuple(stages), rl
+        self.teacher = make_agent("heuristic", env)
+        self._plan = self.macros.names.index("plan")
+        self.begin_episode()
+
+    # ---- the three-part input ----------------------------------------------------
+    def input_size(self) -> int:
+        return 3 * self.n_features
+
+    def lookback(self, day: int) -> int:
+        k = day // (self.window - self.overlap)
+        return max(self.lookback_min, self.lookback_start - k * self.lookback_shrink)
+
+    def begin_episode(self) -> None:
+        self._history: list[np.ndarray] = []
+
+    def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
+        self._history.append(features)
+        return self.context(self._history, len(self._history) - 1, self.lookback(obs.timestamp))
+
+    @staticmethod
+    def context(history: list[np.ndarray] | np.ndarray, t: int, lookback: int) -> np.ndarray:
+        """[features_t, features_0 (pinned), mean of features over the look-back before t]."""
+        past = history[max(0, t - lookback):t]
+        summary = np.mean(past, axis=0) if len(past) else history[0]
+        return np.concatenate([history[t], history[0], summary])
+
+    # ---- training ---------------------------------------------------------------
+    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
+        n_demo = max(1, round(self.imitation_share * episodes)) if episodes else 0
+        self.imitate(env, n_demo, rng)
+        self.progress(0, n_demo)
+        if not self.rl:
+            self.progress(0, episodes)
+            return
+        reference = self.policy.copy()
+        optimizer = Adam(self.policy.params, lr=self.lr)
+        seen, iteration = n_demo, 0
+        budget = episodes - n_demo
+        for k, horizon in enumerate(self.stages):
+            stage_end = n_demo + round(budget * (k + 1) / len(self.stages))
+            while seen < stage_end:
+                size = min(self.group_size, stage_end - seen)
+                group = collect_group(env, self.sampler(rng), self.world_seed(rng), size, horizon)
+                seen += size
+                iteration += 1
+                self.update(group, self.step_advantages(group), optimizer, reference)
+                self.progress(iteration, seen)
+
+    def demonstrations(self, env: Env, n: int, rng: np.random.Generator):
+        """Teacher episodes as (features per day, masks, macro labels)."""
+        for _ in range(n):
+            obs, _ = env.reset(seed=self.world_seed(rng))
+            self.teacher.reset(rng)
+            feats, masks, labels, done = [], [], [], False
+            while not done:
+                action = self.teacher.act(obs)
+                mask = self.valid(self.macros.mask(obs))
+                label = self.macros.index_of(action)
+                feats.append(self.macros.features(obs))
+                masks.append(mask)
+                labels.append(label if mask[label] else self._plan)
+                obs, _, done, _, _ = env.step(action)
+            yield np.asarray(feats), np.asarray(masks), np.asarray(labels)
+
+    def windows(self, feats: np.ndarray) -> list[tuple[int, int, int]]:
+        """(start, end, window index) of the overlapping windows of one episode."""
+        step = self.window - self.overlap
+        return [
+            (start, min(start + self.window, len(feats)), k)
+            for k, start in enumerate(range(0, max(1, len(feats) - self.overlap), step))
+        ]
+
+    def imitate(self, env: Env, n: int, rng: np.random.Generator) -> None:
+        """Cross-entropy on the teacher's macro-actions over split trajectories."""
+        xs, ms, ys = [], [], []
+        for feats, masks, labels in self.demonstrations(env, n, rng):
+            for start, end, k in self.windows(feats):
+                lb = max(self.lookback_min, self.lookback_start - k * self.lookback_shrink)
+                for t in range(start, end):
+                    xs.append(self.context(feats, t, lb))
+                    ms.append(masks[t])
+                    ys.append(labels[t])
+        if not xs:
+            return
+        x_raw, mask, y = np.asarray(xs), np.asarray(ms), np.asarray(ys)
+        self.std.update(x_raw)
+        x = self.std(x_raw)
+        optimizer = Adam(self.policy.params, lr=self.lr)
+        for _ in range(self.imitation_steps):
+            fwd = self.policy.forward(x, mask)
+            optimizer.step(self.policy.params, self.policy.backward(fwd, grad_log_prob(fwd, y) / y.size))

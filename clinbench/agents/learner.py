@@ -1,0 +1,152 @@
+"""What every learning agent shares: policy, standardiser, acting, the learning curve.
+
+A learning agent chooses among the environment's macro-actions with a masked softmax
+policy over standardised inputs (the macro features, plus whatever the method adds
+in :meth:`LearningAgent.policy_input`). ``stop`` is masked out unless
+``allow_stop`` (a freely sampled stop ends episodes within days and teaches nothing).
+Evaluation is greedy (argmax) unless ``greedy_eval`` is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from clinbench.agents.base import Agent
+from clinbench.agents.core.policy import SoftmaxPolicy
+from clinbench.agents.core.rollout import ActFn, Trajectory
+from clinbench.agents.core.standardise import Standardiser
+from clinbench.env.base import Env
+
+#: Training world seeds live in [2**31, 2**32); evaluation seeds are below 2**31.
+TRAIN_SEED_LOW, TRAIN_SEED_HIGH = 2**31, 2**32
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Greedy evaluation score after ``episodes_seen`` training episodes."""
+
+    iteration: int
+    episodes_seen: int
+    mean_score: float
+
+
+class LearningAgent(Agent):
+    """Base of the learning agents (the policy is kept across ``reset`` calls)."""
+
+    learning = True
+
+    def __init__(
+        self,
+        env: Env,
+        hidden: int = 16,
+        lr: float = 0.03,
+        allow_stop: bool = False,
+        greedy_eval: bool = True,
+        **config: Any,
+    ):
+        super().__init__(env, **config)
+        self.hidden, self.lr = hidden, lr
+        self.allow_stop, self.greedy_eval = allow_stop, greedy_eval
+        names = self.macros.names
+        self._stop = names.index("stop") if "stop" in names else None
+        n_in = self.input_size()
+        # The untrained policy is uniform over the valid actions whatever the draw;
+        # ``train`` draws the hidden layer again from the cell's training stream.
+        self.policy = SoftmaxPolicy(n_in, self.macros.n, np.random.default_rng(0), hidden)
+        self.std = Standardiser(n_in)
+        self.curve: list[CurvePoint] = []
+
+    # ---- inputs and masks ---------------------------------------------------------
+    def input_size(self) -> int:
+        return self.macros.n_features
+
+    def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
+        """Raw (unstandardised) policy input; methods may add to the macro features."""
+        return features
+
+    def valid(self, mask: np.ndarray) -> np.ndarray:
+        if self._stop is not None and not self.allow_stop and mask.sum() > 1:
+            mask = mask.copy()
+            mask[self._stop] = False
+        return mask
+
+    def begin_episode(self) -> None:
+        """Hook called before every episode (memexrl resets its read counter)."""
+
+    # ---- acting -------------------------------------------------------------------
+    def reset(self, seed: int | np.random.Generator | None = None) -> None:
+        super().reset(seed)
+        self.begin_episode()
+
+    def act(self, obs: Any) -> Any:
+        f = self.macros.features(obs)
+        m = self.valid(self.macros.mask(obs))
+        x = self.std(self.policy_input(f, obs))
+        a, _ = self.policy.choose(x, m, None if self.greedy_eval else self.rng)
+        return self.macros.to_action(a, obs)
+
+    def sampler(self, rng: np.random.Generator, policy: SoftmaxPolicy | None = None) -> ActFn:
+        """An act function for rollouts: samples, returns (a, log prob, raw input)."""
+        pol = policy or self.policy
+
+        def act(features: np.ndarray, mask: np.ndarray, obs: Any) -> tuple[int, float, np.ndarray]:
+            if obs.timestamp == 0:
+                self.begin_episode()
+            raw = self.policy_input(features, obs)
+            a, lp = pol.choose(self.std(raw), self.valid(mask), rng)
+            return a, lp, raw
+
+        return act
+
+    # ---- training -----------------------------------------------------------------
+    def fit_standardiser(self, trajectories: list[Trajectory]) -> None:
+        """Fit the feature statistics once, on the first data seen, then freeze them."""
+        if self.std.count == 0:
+            self.std.update(np.concatenate([t.x for t in trajectories]))
+
+    def train(
+        self,
+        env: Env,
+        episodes: int,
+        rng: np.random.Generator,
+        evaluate: Callable[[LearningAgent], float] | None = None,
+        curve_points: int = 5,
+    ) -> list[CurvePoint]:
+        """Train on ``episodes`` episodes of training worlds drawn from ``rng``.
+
+        ``evaluate(agent)`` (greedy score on the shared evaluation worlds) is called
+        at ``curve_points`` evenly spaced points of the budget, 0 and the end included.
+        """
+        marks = sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)}) if curve_points > 1 else [episodes]
+        self.curve = []
+        self._evaluate, self._marks = evaluate, marks
+        # Small matrices: one BLAS thread is faster, and identical in any process.
+        self.policy = SoftmaxPolicy(self.policy.n_in, self.macros.n, rng, self.hidden)
+        with threadpool_limits(limits=1, user_api="blas"):
+            self._record(0, 0)
+            self.learn(env, episodes, rng)
+        return self.curve
+
+    def _record(self, iteration: int, seen: int) -> None:
+        # A point is reported at its mark of the budget: the policy after at most that
+        # many episodes (an iteration may pass a mark; imitation-only stops early).
+        while self._marks and seen >= self._marks[0]:
+            mark = self._marks.pop(0)
+            if self._evaluate is not None:
+                self.curve.append(CurvePoint(iteration, mark, float(self._evaluate(self))))
+
+    def progress(self, iteration: int, seen: int) -> None:
+        """Methods call this after each iteration so the curve is recorded on time."""
+        self._record(iteration, seen)
+
+    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def world_seed(rng: np.random.Generator) -> int:
+        return int(rng.integers(TRAIN_SEED_LOW, TRAIN_SEED_HIGH))

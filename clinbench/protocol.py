@@ -1,0 +1,119 @@
+"""The training and evaluation protocol of one cell (environment, task, agent, seed).
+
+Every random stream of a cell is derived from ``SeedSequence`` of the cell seed, a
+stable hash of the agent and task names and a purpose tag, so a cell gives the same
+numbers in any process, in any order, with any number of jobs. Evaluation worlds
+depend on the seed only, so every agent at seed s meets the same worlds (paired
+comparisons); training worlds are drawn from [2**31, 2**32), disjoint from them.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from clinbench.agents.base import make_agent
+from clinbench.agents.learner import TRAIN_SEED_LOW, CurvePoint
+from clinbench.env.registry import make
+from clinbench.episode import Episode, play_episode
+
+_EVAL, _TRAIN, _ACT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Training budget (episodes), evaluation episodes and learning-curve points."""
+
+    train_episodes: int = 600
+    eval_episodes: int = 10
+    curve_points: int = 5
+
+    def __post_init__(self) -> None:
+        if self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1:
+            raise ValueError(f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1")
+
+
+def stable_hash(name: str) -> int:
+    """A hash of a name that does not depend on PYTHONHASHSEED."""
+    return zlib.crc32(name.encode())
+
+
+def evaluation_seeds(seed: int, n: int) -> list[int]:
+    """The evaluation world seeds of cell seed ``seed``, shared by every agent and task."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, _EVAL]))
+    return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
+
+
+def cell_stream(seed: int, agent: str, env_id: str, purpose: int, *extra: int) -> np.random.Generator:
+    """A Generator for one purpose of one cell."""
+    seq = np.random.SeedSequence([seed, stable_hash(agent), stable_hash(env_id), purpose, *extra])
+    return np.random.default_rng(seq)
+
+
+def training_stream(seed: int, agent: str, env_id: str) -> np.random.Generator:
+    """The stream a cell trains from (training worlds, policy sampling, initial weights)."""
+    return cell_stream(seed, agent, env_id, _TRAIN)
+
+
+@dataclass
+class CellResult:
+    """Tidy outcome of a cell: evaluation episodes, learning curve, timings."""
+
+    env_id: str
+    agent: str
+    seed: int
+    eval_seeds: list[int]
+    episodes: list[Episode]
+    curve: list[CurvePoint] = field(default_factory=list)
+    train_seconds: float = 0.0
+    eval_seconds: float = 0.0
+
+    @property
+    def mean_score(self) -> float:
+        return float(np.mean([e.score for e in self.episodes]))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["mean_score"] = self.mean_score
+        return out
+
+
+def evaluate(env, agent, agent_name: str, env_id: str, seed: int, eval_seeds: list[int], record: bool = False) -> list[Episode]:
+    """Play the evaluation worlds; the agent's own randomness is per (cell, world)."""
+    return [
+        play_episode(env, agent, s, agent_seed=cell_stream(seed, agent_name, env_id, _ACT, s), record=record)
+        for s in eval_seeds
+    ]
+
+
+def run_cell(
+    env_id: str,
+    agent_name: str,
+    seed: int,
+    protocol: Protocol = Protocol(),
+    agent_config: dict[str, Any] | None = None,
+) -> CellResult:
+    """Train (learning agents) on training worlds, then evaluate on the shared worlds."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        env = make(env_id)
+        agent = make_agent(agent_name, env, **(agent_config or {}))
+        eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
+        curve: list[CurvePoint] = []
+        t0 = time.perf_counter()
+        if agent.learning and protocol.train_episodes > 0:
+            curve = agent.train(
+                make(env_id),
+                protocol.train_episodes,
+                training_stream(seed, agent_name, env_id),
+                evaluate=lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),
+                curve_points=protocol.curve_points,
+            )
+        t1 = time.perf_counter()
+        episodes = evaluate(env, agent, agent_name, env_id, seed, eval_seeds)
+        t2 = time.perf_counter()
+    return CellResult(env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1)

@@ -1,0 +1,146 @@
+"""The four learning baselines (and their parent grpo): they learn, they collapse to
+their parent where the spec says so, they respect masks and they are deterministic."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from clinbench.agents.base import _AGENTS, agent_entries, make_agent
+from clinbench.agents.core.rollout import collect_group
+from clinbench.env import make
+from clinbench.protocol import Protocol, run_cell
+
+LEARNERS = ("hcapo", "mira", "klong", "memexrl")
+CONF = Path(__file__).resolve().parents[1] / "conf" / "agent"
+SMALL = Protocol(train_episodes=64, eval_episodes=4, curve_points=3)
+
+
+def _defaults(cls) -> dict:
+    out = {}
+    for klass in reversed(cls.__mro__):
+        if "__init__" in klass.__dict__:
+            for p in inspect.signature(klass.__init__).parameters.values():
+                if p.default is not inspect.Parameter.empty:
+                    out[p.name] = p.default
+    return out
+
+
+@pytest.mark.parametrize("entry", agent_entries(), ids=lambda e: e.name)
+def test_config_file_holds_exactly_the_agent_defaults(entry):
+    """conf/agent/<name>.yaml documents every hyper-parameter with its real default."""
+    cfg = OmegaConf.to_container(OmegaConf.load(CONF / f"{entry.name}.yaml"))
+    defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in _defaults(entry.factory).items()}
+    assert cfg == defaults
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LEARNERS)
+def test_training_beats_the_untrained_policy(name):
+    """Mean greedy evaluation score after training exceeds the untrained policy's."""
+    before, after = [], []
+    for seed in (1, 2, 3):
+        untrained = run_cell("recruitment/easy_bench", name, seed, Protocol(train_episodes=0, eval_episodes=5))
+        trained = run_cell("recruitment/easy_bench", name, seed, Protocol(train_episodes=160, eval_episodes=5))
+        before.append(untrained.mean_score)
+        after.append(trained.mean_score)
+    assert np.mean(after) > np.mean(before) + 0.05
+
+
+def test_hcapo_with_omega_zero_is_exactly_grpo():
+    env = make("recruitment/easy_bench")
+    hc = make_agent("hcapo", env, omega=0.0)
+    gr = make_agent("grpo", env)
+    rng_h, rng_g = np.random.default_rng(11), np.random.default_rng(11)
+    hc.train(make("recruitment/easy_bench"), 48, rng_h)
+    gr.train(make("recruitment/easy_bench"), 48, rng_g)
+    for key in gr.policy.params:
+        np.testing.assert_array_equal(hc.policy.params[key], gr.policy.params[key])
+    full = make_agent("hcapo", env)
+    full.train(make("recruitment/easy_bench"), 48, np.random.default_rng(11))
+    assert any(not np.array_equal(full.policy.params[k], gr.policy.params[k]) for k in gr.policy.params)
+
+
+@pytest.mark.parametrize(
+    "name, config",
+    [
+        ("mira", {"lam": 0.0}),
+        ("klong", {"rl": False}),
+        ("klong", {"stages": [180]}),
+        ("memexrl", {"mask_memory": True}),
+        ("hcapo", {"omega": 0.0}),
+    ],
+)
+def test_ablations_run_and_report(name, config):
+    res = run_cell("recruitment/medium_bench", name, 2, SMALL, config)
+    assert len(res.episodes) == SMALL.eval_episodes
+    assert all(0.0 <= e.score <= 1.0 for e in res.episodes)
+    assert [p.episodes_seen for p in res.curve] == [0, 32, 64]
+
+
+def test_mira_without_the_potential_critic_learns_differently():
+    a = run_cell("recruitment/easy_bench", "mira", 4, SMALL)
+    b = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"lam": 0.0})
+    assert [p.mean_score for p in a.curve] != [p.mean_score for p in b.curve] or a.mean_score != b.mean_score
+
+
+def test_memexrl_with_memory_masked_never_uses_memory():
+    env = make("recruitment/hard_bench")
+    agent = make_agent("memexrl", env, mask_memory=True)
+    group = collect_group(env, agent.sampler(np.random.default_rng(0)), 5, 4)
+    used = {agent.macros.names[a] for t in group for a in t.actions}
+    assert not used & {"summarize", "retrieve"}
+    free = make_agent("memexrl", env)
+    group = collect_group(env, free.sampler(np.random.default_rng(0)), 5, 4)
+    assert {free.macros.names[a] for t in group for a in t.actions} & {"summarize", "retrieve"}
+
+
+def test_memexrl_training_reward_penalises_memory_misuse():
+    env = make("recruitment/easy_bench")
+    agent = make_agent("memexrl", env, slot_budget=2)
+    traj = collect_group(env, agent.sampler(np.random.default_rng(1)), 9, 1)[0]
+    p_ctx, p_red, p_fmt = agent.penalties(traj)
+    writes = int(np.sum(traj.actions == agent.macros.names.index("summarize")))
+    assert p_ctx == max(0, writes - 2) / 2
+    assert agent.training_reward(traj) <= traj.score
+    assert agent.training_reward(traj) == pytest.approx(traj.score - 0.3 * p_ctx - 0.2 * p_red - 0.1 * p_fmt)
+
+
+@pytest.mark.parametrize("name", LEARNERS + ("grpo",))
+def test_masked_actions_are_never_chosen_in_training_or_evaluation(name):
+    env = make("recruitment/hard_bench")
+    agent = make_agent(name, env)
+    agent.train(make("recruitment/hard_bench"), 16, np.random.default_rng(3))
+    group = collect_group(env, agent.sampler(np.random.default_rng(4)), 77, 3)
+    for traj in group:
+        assert traj.mask[np.arange(len(traj)), traj.actions].all()
+        assert "stop" not in {agent.macros.names[a] for a in traj.actions}
+    obs, _ = env.reset(seed=78)
+    agent.reset(0)
+    done = False
+    while not done:
+        action = agent.act(obs)
+        k = agent.macros.index_of(action)
+        assert agent.macros.mask(obs)[k]
+        obs, _, done, _, _ = env.step(action)
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_two_runs_of_the_same_cell_are_identical(name):
+    a = run_cell("recruitment/easy_bench", name, 5, SMALL)
+    b = run_cell("recruitment/easy_bench", name, 5, SMALL)
+    assert [e.score for e in a.episodes] == [e.score for e in b.episodes]
+    assert a.curve == b.curve
+
+
+def test_learning_agents_are_registered_with_configs():
+    names = {e.name for e in agent_entries() if e.learning}
+    assert names == set(LEARNERS) | {"grpo"}
+    for name in names:
+        assert (CONF / f"{name}.yaml").exists()
+        module = inspect.getmodule(_AGENTS[name].factory)
+        assert "arXiv" in module.__doc__
