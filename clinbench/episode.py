@@ -20,7 +20,8 @@ class Episode:
     terminated_by: str
     net_enrolled: int
     budget_used: float
-    #: ``obs.summary()["progress"]`` before the first and after every step
+    #: ``obs.summary()["progress"]`` on each day from 0 to the last; days skipped by
+    #: an early stop hold the value at the stop (the last entry is the final value)
     progress_by_day: list[float] = field(default_factory=list)
     steps_log: list[dict[str, Any]] = field(default_factory=list)
 
@@ -41,7 +42,8 @@ def play_episode(
     obs, _ = env.reset(seed=seed, options=options)
     agent.reset(seed if agent_seed is None else agent_seed)
     total, done, info = 0.0, False, {}
-    progress = [obs.summary()["progress"]]
+    summary = obs.summary()
+    progress = {summary["day"]: summary["progress"]}
     log: list[dict[str, Any]] = []
     while not done:
         action = agent.act(obs)
@@ -49,7 +51,7 @@ def play_episode(
         obs, reward, done, _, info = env.step(action)
         total += reward
         summary = obs.summary()
-        progress.append(summary["progress"])
+        progress[summary["day"]] = summary["progress"]
         if record:
             log.append(
                 {
@@ -70,6 +72,17 @@ def play_episode(
         terminated_by=info["terminated_by"],
         net_enrolled=info.get("net_enrolled", 0),
         budget_used=info.get("budget_used", 0.0),
-        progress_by_day=progress,
+        progress_by_day=_dense(progress),
         steps_log=log,
     )
+
+
+def _dense(by_day: dict[int, float]) -> list[float]:
+    """Values for every day 0..last, holding the last known value over skipped days."""
+    last_day = max(by_day)
+    out, value = [], by_day[0]
+    for day in range(last_day + 1):
+        value = by_day.get(day, value)
+        out.append(value)
+    out[-1] = by_day[last_day]
+    return out

@@ -97,17 +97,19 @@ def run_cell(
     seed: int,
     protocol: Protocol = Protocol(),
     agent_config: dict[str, Any] | None = None,
+    env_overrides: dict[str, Any] | None = None,
 ) -> CellResult:
     """Train (learning agents) on training worlds, then evaluate on the shared worlds."""
+    overrides = env_overrides or {}
     with threadpool_limits(limits=1, user_api="blas"):
-        env = make(env_id)
+        env = make(env_id, **overrides)
         agent = make_agent(agent_name, env, **(agent_config or {}))
         eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
         curve: list[CurvePoint] = []
         t0 = time.perf_counter()
         if agent.learning and protocol.train_episodes > 0:
             curve = agent.train(
-                make(env_id),
+                make(env_id, **overrides),
                 protocol.train_episodes,
                 training_stream(seed, agent_name, env_id),
                 evaluate=lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),

@@ -46,6 +46,8 @@ class GRPOAgent(LearningAgent):
         **config: Any,
     ):
         super().__init__(env, **config)
+        if group_size < 1 or epochs < 0:
+            raise ValueError(f"group_size must be >= 1 and epochs >= 0, got {group_size}, {epochs}")
         self.group_size, self.epochs = group_size, epochs
         self.clip_eps, self.kl_beta, self.ent_coef = clip_eps, kl_beta, ent_coef
 

@@ -98,6 +98,8 @@ class MIRAAgent(LearningAgent):
         **config: Any,
     ):
         super().__init__(env, **config)
+        if phases < 1:
+            raise ValueError(f"phases must be >= 1, got {phases}")
         self.phases, self.lam, self.gamma, self.beta = phases, lam, gamma, beta
         self.actor_steps, self.resample_failed = actor_steps, resample_failed
         self.screen_fail_bound = screen_fail_bound

@@ -12,19 +12,23 @@ from typing import Annotated
 import typer
 
 from clinbench import __version__
+from clinbench.cli.argv import ClinbenchGroup
 from clinbench.cli.common import examples
 
 #: Command modules, in the order ``clinbench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("tasks", "agents", "run")
+COMMANDS: tuple[str, ...] = ("sweep", "run", "tasks", "agents")
 
 app = typer.Typer(
     name="clinbench",
+    cls=ClinbenchGroup,
     no_args_is_help=True,
     rich_markup_mode="rich",
     add_completion=False,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=examples(
+        "clinbench sweep --seeds 1 7 21 42 123",
+        "clinbench sweep preset=smoke --results /tmp/smoke",
         "clinbench tasks",
         "clinbench agents",
         "clinbench run --agent heuristic --task easy_bench --seed 1",

@@ -1,0 +1,162 @@
+"""``clinbench sweep``: run every selected agent on every task for every seed.
+
+Flags are sugar for Hydra overrides of ``conf/config.yaml``; any override can follow
+as a trailing argument (``preset=smoke``, ``agent.hcapo.omega=0``). The configuration
+is validated before any work: bad input exits 2 naming the valid choices.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from clinbench.cli.argv import split_list
+from clinbench.cli.common import console, err_console, examples, fail
+from clinbench.config import ConfigError, SweepConfig, load
+
+
+class Backend(str, Enum):
+    loky = "loky"
+    sequential = "sequential"
+    dask = "dask"
+    ray = "ray"
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "sweep",
+        context_settings={"allow_extra_args": False},
+        epilog=examples(
+            "clinbench sweep --seeds 1 7 21 42 123",
+            "clinbench sweep --seeds 1,7,21 --agents heuristic,hcapo --tasks easy_bench --jobs 2",
+            "clinbench sweep preset=smoke --results /tmp/smoke",
+            "clinbench sweep --agents hcapo agent.hcapo.omega=0 --results /tmp/hcapo_omega0",
+            "clinbench sweep --backend dask --scheduler tcp://10.0.0.5:8786",
+        ),
+    )(sweep_command)
+
+
+def overrides_from_flags(
+    seeds: str | None,
+    agents: str | None,
+    tasks: str | None,
+    episodes: int | None,
+    eval_episodes: int | None,
+    jobs: int | None,
+    backend: Backend | None,
+    scheduler: str | None,
+    results: Path | None,
+) -> list[str]:
+    """Hydra overrides equivalent to the command-line flags."""
+    out: list[str] = []
+    if backend is not None:
+        out.append(f"launcher={backend.value}")
+    if seeds is not None:
+        values = split_list(seeds)
+        if not values:
+            fail("the seed list is empty; give at least one seed, e.g. --seeds 1 7 21")
+        for v in values:
+            if not v.lstrip("-").isdigit():
+                fail(f"seeds must be integers, got {v!r} (e.g. --seeds 1 7 21 or --seeds 1,7,21)")
+        out.append(f"protocol.seeds=[{','.join(values)}]")
+    if agents is not None:
+        out.append(f"agents=[{','.join(split_list(agents))}]")
+    if tasks is not None:
+        out.append(f"tasks=[{','.join(split_list(tasks))}]")
+    if episodes is not None:
+        out.append(f"protocol.train_episodes={episodes}")
+    if eval_episodes is not None:
+        out.append(f"protocol.eval_episodes={eval_episodes}")
+    if jobs is not None:
+        out.append(f"launcher.jobs={jobs}")
+    if scheduler is not None:
+        out.append(f"launcher.scheduler={scheduler}")
+    if results is not None:
+        out.append(f"results={results}")
+    return out
+
+
+def sweep_command(
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(help="Hydra overrides, e.g. preset=smoke agent.hcapo.omega=0.", show_default=False),
+    ] = None,
+    seeds: Annotated[str | None, typer.Option("--seeds", help="Seeds: '1 7 21' or '1,7,21'.")] = None,
+    agents: Annotated[str | None, typer.Option("--agents", help="Agents: 'heuristic hcapo' or comma list.")] = None,
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Tasks: 'easy_bench hard_bench' or comma list.")] = None,
+    episodes: Annotated[int | None, typer.Option("--episodes", min=0, help="Training budget per learning cell (episodes).")] = None,
+    eval_episodes: Annotated[int | None, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per cell.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel jobs (default: number of cores).")] = None,
+    backend: Annotated[Backend | None, typer.Option("--backend", help="Execution backend (default loky).")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://HOST:PORT) or 'local'.")
+    ] = None,
+    results: Annotated[Path | None, typer.Option("--results", help="Results folder (default data/sweep_results).")] = None,
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="Recompute cells that already have a file.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed cells again.")] = False,
+    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first failing cell.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
+    from clinbench.sweep import run_sweep
+
+    flag_overrides = overrides_from_flags(seeds, agents, tasks, episodes, eval_episodes, jobs, backend, scheduler, results)
+    try:
+        cfg = load([*(overrides or []), *flag_overrides])
+    except ConfigError as exc:
+        fail(str(exc))
+    _announce(cfg)
+    try:
+        outcome = run_sweep(
+            cfg,
+            resume=not no_resume,
+            retry_failed=retry_failed,
+            fail_fast=fail_fast,
+            console=err_console,
+            show_progress=not quiet,
+        )
+    except ConfigError as exc:
+        fail(str(exc))
+    _print_means(outcome.outputs["sweep_results"], cfg)
+    console.print(
+        f"{outcome.total} cells: {outcome.ran} run, {outcome.resumed} resumed, "
+        f"{len(outcome.failed)} failed, {len(outcome.corrupt)} corrupt file(s) recomputed; "
+        f"{outcome.wall_seconds:.1f} s. Results in {cfg.results}/"
+    )
+    if outcome.failed:
+        for record in outcome.failed:
+            k = record["key"]
+            last = record.get("traceback", "").strip().splitlines()[-1:] or ["?"]
+            err_console.print(f"[red]failed[/] {k['agent']} / {k['task']} / seed {k['seed']}: {last[0]}")
+        err_console.print("full tracebacks are in the cell files (runs/<hash>.json, key 'traceback')")
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+def _announce(cfg: SweepConfig) -> None:
+    n = len(cfg.tasks) * len(cfg.agents) * len(cfg.protocol.seeds)
+    err_console.print(
+        f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)} x seeds "
+        f"{' '.join(map(str, cfg.protocol.seeds))}; {cfg.protocol.train_episodes} training / "
+        f"{cfg.protocol.eval_episodes} evaluation episodes; backend {cfg.launcher.backend}"
+    )
+
+
+def _print_means(path: Path, cfg: SweepConfig) -> None:
+    frame = pd.read_csv(path)
+    if frame.empty:
+        return
+    means = frame.groupby(["agent", "task"]).score.mean().unstack()
+    table = Table(title="mean score (per cell mean over evaluation episodes, then over seeds)")
+    table.add_column("agent")
+    for task in cfg.tasks:
+        table.add_column(task, justify="right")
+    for agent in cfg.agents:
+        if agent in means.index:
+            table.add_row(agent, *(f"{means.loc[agent, t]:.3f}" if t in means.columns else "-" for t in cfg.tasks))
+    console.print(table)

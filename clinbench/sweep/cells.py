@@ -1,0 +1,159 @@
+"""Cells: the unit of work of a sweep, as plain data, and the function that runs one.
+
+The cell hash covers the cell key, the agent and environment parameters, the protocol
+and the code that runs a cell (version plus a hash of the environment, agent and
+protocol sources), so a cell file is reused only for exactly the same computation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import clinbench
+from clinbench.config import SweepConfig
+
+FORMAT = 1
+#: Sources whose change changes what a cell computes.
+_CELL_CODE = ("env", "agents", "protocol.py", "episode.py")
+
+
+@cache
+def code_id() -> str:
+    """clinbench version plus a hash of the code a cell runs."""
+    root = Path(clinbench.__file__).parent
+    digest = hashlib.sha256()
+    for part in _CELL_CODE:
+        path = root / part
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for f in files:
+            digest.update(f.relative_to(root).as_posix().encode())
+            digest.update(f.read_bytes())
+    return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """(environment, task, agent, seed) with everything needed to run it."""
+
+    env: str
+    task: str
+    agent: str
+    seed: int
+    agent_params: dict[str, Any] = field(hash=False)
+    env_overrides: dict[str, Any] = field(hash=False)
+    protocol: dict[str, int] = field(hash=False)
+    code: str = ""
+
+    @property
+    def env_id(self) -> str:
+        return f"{self.env}/{self.task}"
+
+    @property
+    def key(self) -> dict[str, Any]:
+        return {"env": self.env, "task": self.task, "agent": self.agent, "seed": self.seed}
+
+    @property
+    def hash(self) -> str:
+        from clinbench.env.registry import make
+
+        params = make(self.env_id, **self.env_overrides).spec.params
+        payload = {
+            "key": self.key,
+            "agent_params": self.agent_params,
+            "env_params": asdict(params),
+            "protocol": self.protocol,
+            "code": self.code,
+        }
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: Rough relative cost of a cell, to start the longest first (balances the workers).
+def expected_cost(cell: Cell) -> float:
+    from clinbench.agents.base import _AGENTS
+
+    learning = _AGENTS[cell.agent].learning
+    return (cell.protocol["train_episodes"] + cell.protocol["eval_episodes"] * 2) if learning else cell.protocol["eval_episodes"] * 0.1
+
+
+def expand(cfg: SweepConfig) -> list[Cell]:
+    """The seed x agent x task grid, in report order (task, agent, seed)."""
+    protocol = {
+        "train_episodes": cfg.protocol.train_episodes,
+        "eval_episodes": cfg.protocol.eval_episodes,
+        "curve_points": cfg.protocol.curve_points,
+    }
+    return [
+        Cell(cfg.env, task, agent, seed, cfg.agent_params[agent], cfg.env_overrides[task], protocol, code_id())
+        for task in cfg.tasks
+        for agent in cfg.agents
+        for seed in cfg.protocol.seeds
+    ]
+
+
+def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
+    """Run one cell (a plain dict) and return its record; never raises.
+
+    Module-level and plain data in and out, so any joblib backend can ship it.
+    """
+    from clinbench.protocol import Protocol, run_cell
+
+    start = time.perf_counter()
+    record: dict[str, Any] = {
+        "format": FORMAT,
+        "hash": cell_hash,
+        "key": {k: cell[k] for k in ("env", "task", "agent", "seed")},
+        "config": {
+            "agent_params": cell["agent_params"],
+            "env_overrides": cell["env_overrides"],
+            "protocol": cell["protocol"],
+            "code": cell["code"],
+        },
+    }
+    try:
+        result = run_cell(
+            f"{cell['env']}/{cell['task']}",
+            cell["agent"],
+            cell["seed"],
+            Protocol(**cell["protocol"]),
+            cell["agent_params"],
+            env_overrides=cell["env_overrides"],
+        )
+    except Exception:  # noqa: BLE001 - a failing cell is recorded, the sweep goes on
+        record.update(status="failed", traceback=traceback.format_exc())
+    else:
+        record.update(
+            status="ok",
+            eval_seeds=result.eval_seeds,
+            episodes=[
+                {
+                    "eval_seed": seed,
+                    "score": e.score,
+                    "return": e.ret,
+                    "steps": e.steps,
+                    "net_enrolled": e.net_enrolled,
+                    "budget_used": e.budget_used,
+                    "terminated_by": e.terminated_by,
+                    "score_parts": e.score_parts,
+                    "progress_by_day": e.progress_by_day,
+                }
+                for seed, e in zip(result.eval_seeds, result.episodes, strict=True)
+            ],
+            curve=[asdict(p) for p in result.curve],
+        )
+        record["timing"] = {"train_seconds": result.train_seconds, "eval_seconds": result.eval_seconds}
+    record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
+    return record

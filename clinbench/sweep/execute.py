@@ -1,0 +1,222 @@
+"""Running a sweep through joblib, the one execution seam, with resume and failures.
+
+Backends: ``loky`` (local processes), ``sequential`` (this process), ``dask`` (joblib's
+dask backend on a ``dask.distributed`` cluster: an existing scheduler address or a
+``LocalCluster``) and ``ray`` (optional). Records stream back as cells finish and are
+written by this process, atomically, so workers need no shared file system and a
+killed sweep loses only the cells in flight.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from joblib import Parallel, delayed, parallel_config
+from omegaconf import OmegaConf
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from clinbench.config import ConfigError, SweepConfig
+from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
+from clinbench.sweep.provenance import config_hash, manifest
+from clinbench.sweep.store import CorruptCell, cell_path, read_cell, write_json_atomic
+from clinbench.sweep.tidy import write_tidy
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: counts, failures (with tracebacks) and corrupt files seen."""
+
+    total: int
+    ran: int
+    resumed: int
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    corrupt: list[str] = field(default_factory=list)
+    stopped_early: bool = False
+    wall_seconds: float = 0.0
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.stopped_early
+
+
+@contextlib.contextmanager
+def backend(cfg: SweepConfig) -> Iterator[int]:
+    """Configure joblib for the chosen backend; yields the number of jobs."""
+    lc = cfg.launcher
+    if lc.backend == "sequential":
+        with parallel_config(backend="sequential"):
+            yield 1
+        return
+    if lc.backend == "loky":
+        with parallel_config(backend="loky"):
+            yield lc.jobs or os.cpu_count() or 1
+        return
+    if lc.backend == "dask":
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - dask is a dependency
+            raise ConfigError("the dask backend needs dask[distributed]") from None
+        if lc.scheduler in (None, "", "local"):
+            workers = lc.jobs or os.cpu_count() or 1
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster), parallel_config(backend="dask"):
+                yield workers
+        else:
+            try:
+                client = Client(lc.scheduler, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise ConfigError(f"cannot reach the dask scheduler {lc.scheduler!r}: {exc}") from None
+            with client, parallel_config(backend="dask"):
+                yield lc.jobs or max(1, sum(client.nthreads().values()))
+        return
+    if lc.backend == "ray":
+        try:
+            import ray
+            from ray.util.joblib import register_ray
+        except ImportError:
+            raise ConfigError('the ray backend needs ray: pip install -e ".[ray]"') from None
+        ray.init(address=lc.scheduler, ignore_reinit_error=True, include_dashboard=False)
+        register_ray()
+        try:
+            with parallel_config(backend="ray"):
+                yield lc.jobs or int(ray.cluster_resources().get("CPU", 1))
+        finally:
+            ray.shutdown()
+        return
+    raise ConfigError(f"unknown backend {lc.backend!r}")
+
+
+def plan(cfg: SweepConfig, resume: bool, retry_failed: bool) -> tuple[list[Cell], list[str], dict[str, dict[str, Any]], list[str]]:
+    """Which cells to run; (cells, their hashes, records reused, corrupt-file messages)."""
+    runs = cfg.results / "runs"
+    cells = expand(cfg)
+    hashes = [c.hash for c in cells]
+    reused: dict[str, dict[str, Any]] = {}
+    corrupt: list[str] = []
+    for h in hashes:
+        path = cell_path(runs, h)
+        if not resume or not path.exists():
+            continue
+        try:
+            record = read_cell(path, h)
+        except CorruptCell as exc:
+            corrupt.append(str(exc))
+            continue
+        if record["status"] == "failed" and retry_failed:
+            continue
+        reused[h] = record
+    return cells, hashes, reused, corrupt
+
+
+def run_sweep(
+    cfg: SweepConfig,
+    *,
+    resume: bool = True,
+    retry_failed: bool = False,
+    fail_fast: bool = False,
+    console: Console | None = None,
+    show_progress: bool = True,
+) -> SweepOutcome:
+    """Run (or resume) the sweep of ``cfg`` and rebuild its tidy outputs and manifest."""
+    console = console or Console(stderr=True)
+    started = dt.datetime.now(dt.timezone.utc)
+    t0 = time.perf_counter()
+    runs = cfg.results / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
+    for message in corrupt:
+        console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")
+    todo = sorted(
+        (c for c, h in zip(cells, hashes, strict=True) if h not in records),
+        key=lambda c: -expected_cost(c),
+    )
+    todo_hash = {id(c): h for c, h in zip(cells, hashes, strict=True)}
+    outcome = SweepOutcome(total=len(cells), ran=0, resumed=len(records), corrupt=corrupt)
+    for h, r in records.items():
+        if r["status"] == "failed":
+            outcome.failed.append(r)
+
+    columns = (
+        TextColumn("[bold]sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+    )
+    with Progress(*columns, console=console, disable=not show_progress) as progress:
+        bar = progress.add_task("cells", total=len(cells), completed=len(records), failed=len(outcome.failed))
+        if todo:
+            with backend(cfg) as jobs:
+                tasks = (delayed(run_cell_record)(c.to_dict(), todo_hash[id(c)]) for c in todo)
+                stream = Parallel(n_jobs=min(jobs, len(todo)), return_as="generator_unordered")(tasks)
+                try:
+                    for record in stream:
+                        write_json_atomic(cell_path(runs, record["hash"]), record)
+                        records[record["hash"]] = record
+                        outcome.ran += 1
+                        if record["status"] == "failed":
+                            outcome.failed.append(record)
+                            k = record["key"]
+                            progress.console.print(
+                                f"[red]failed:[/] {k['agent']} on {k['task']} seed {k['seed']}"
+                            )
+                        progress.update(bar, advance=1, failed=len(outcome.failed))
+                        if fail_fast and record["status"] == "failed":
+                            outcome.stopped_early = True
+                            break
+                finally:
+                    if hasattr(stream, "close"):
+                        stream.close()
+
+    ordered = [records[h] for h in hashes if h in records]
+    outcome.outputs = write_tidy(ordered, cfg.results)
+    outcome.wall_seconds = time.perf_counter() - t0
+    resolved = OmegaConf.to_yaml(OmegaConf.create(cfg.raw))
+    (cfg.results / "config.yaml").write_text(resolved)
+    write_json_atomic(
+        cfg.results / "manifest.json",
+        manifest(
+            code=code_id(),
+            config_hash=config_hash(resolved),
+            backend=cfg.launcher.backend,
+            jobs=cfg.launcher.jobs,
+            started=started.isoformat(timespec="seconds"),
+            finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            wall_seconds=round(outcome.wall_seconds, 3),
+            grid={"env": cfg.env, "tasks": list(cfg.tasks), "agents": list(cfg.agents), "seeds": list(cfg.protocol.seeds)},
+            protocol={
+                "train_episodes": cfg.protocol.train_episodes,
+                "eval_episodes": cfg.protocol.eval_episodes,
+                "curve_points": cfg.protocol.curve_points,
+            },
+            counts={"total": outcome.total, "ran": outcome.ran, "resumed": outcome.resumed, "failed": len(outcome.failed), "corrupt": len(corrupt)},
+            cells=[
+                {
+                    "hash": h,
+                    **c.key,
+                    "status": records[h]["status"] if h in records else "missing",
+                    "seconds": round(records[h]["timing"].get("total_seconds", 0.0), 3) if h in records else None,
+                }
+                for c, h in zip(cells, hashes, strict=True)
+            ],
+        ),
+    )
+    outcome.outputs["manifest"] = cfg.results / "manifest.json"
+    return outcome

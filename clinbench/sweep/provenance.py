@@ -1,0 +1,67 @@
+"""``manifest.json``: where, when, with what code and libraries a sweep ran."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import clinbench
+
+LIBRARIES = (
+    "numpy", "scipy", "pandas", "matplotlib", "seaborn", "joblib", "hydra-core", "omegaconf",
+    "gymnasium", "dask", "distributed", "typer", "rich", "jinja2", "threadpoolctl",
+)
+
+
+def git_state(root: Path) -> dict[str, Any]:
+    """Commit sha and whether the work tree has uncommitted changes (None outside git)."""
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    sha = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"sha": sha, "dirty": None if status is None else bool(status)}
+
+
+def library_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "system": platform.system(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def config_hash(resolved: str) -> str:
+    return hashlib.sha256(resolved.encode()).hexdigest()[:16]
+
+
+def manifest(**fields: Any) -> dict[str, Any]:
+    root = Path(clinbench.__file__).resolve().parents[1]
+    return {
+        "clinbench_version": clinbench.__version__,
+        "git": git_state(root),
+        "libraries": library_versions(),
+        "machine": machine(),
+        **fields,
+    }
