@@ -100,7 +100,7 @@ def sweep_command(
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Recompute cells that already have a file.")] = False,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed cells again.")] = False,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first failing cell.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No announcement or progress bar.")] = False,
 ) -> None:
     """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
     from clinbench.sweep import run_sweep
@@ -110,7 +110,8 @@ def sweep_command(
         cfg = load([*(overrides or []), *flag_overrides])
     except ConfigError as exc:
         fail(str(exc))
-    _announce(cfg)
+    if not quiet:
+        _announce(cfg)
     try:
         outcome = run_sweep(
             cfg,
