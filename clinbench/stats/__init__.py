@@ -1,0 +1,77 @@
+"""Statistics of the benchmark report: small pure functions over numpy arrays.
+
+One module per concept. Every bootstrap takes a ``numpy.random.Generator`` (or a seed)
+explicitly; nothing touches the global RNG.
+"""
+
+from clinbench.stats.aggregate import (
+    AGGREGATES,
+    iqm,
+    optimality_gap,
+    per_task,
+    stratified_bootstrap,
+    stratified_bootstrap_ci,
+)
+from clinbench.stats.aggregate import mean as aggregate_mean
+from clinbench.stats.aggregate import median as aggregate_median
+from clinbench.stats.effect_sizes import (
+    hedges_g,
+    mean_probability_of_improvement,
+    probability_of_improvement,
+    probability_of_improvement_ci,
+)
+from clinbench.stats.floors import (
+    family_can_reach_alpha,
+    floor_warning,
+    mann_whitney_floor,
+    wilcoxon_floor,
+)
+from clinbench.stats.hypothesis_tests import mann_whitney, paired, welch
+from clinbench.stats.intervals import percentile_interval, summary, t_interval
+from clinbench.stats.multiple import holm, holm_reject
+from clinbench.stats.power import (
+    minimum_detectable_effect,
+    paired_minimum_detectable_effect,
+    paired_power,
+    paired_seeds_needed,
+    seeds_needed,
+    two_sample_power,
+)
+from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi_q
+
+__all__ = [
+    "AGGREGATES",
+    "aggregate_mean",
+    "aggregate_median",
+    "average_ranks",
+    "family_can_reach_alpha",
+    "floor_warning",
+    "friedman",
+    "hedges_g",
+    "holm",
+    "holm_reject",
+    "iqm",
+    "mann_whitney",
+    "mann_whitney_floor",
+    "mean_probability_of_improvement",
+    "minimum_detectable_effect",
+    "nemenyi_cd",
+    "nemenyi_q",
+    "optimality_gap",
+    "paired",
+    "paired_minimum_detectable_effect",
+    "paired_power",
+    "paired_seeds_needed",
+    "per_task",
+    "percentile_interval",
+    "probability_of_improvement",
+    "probability_of_improvement_ci",
+    "seeds_needed",
+    "stratified_bootstrap",
+    "stratified_bootstrap_ci",
+    "summary",
+    "t_interval",
+    "two_sample_power",
+    "welch",
+    "wilcoxon_floor",
+]

@@ -1,0 +1,59 @@
+"""Input checks and random-generator plumbing shared by the statistics modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+#: Bootstrap replicates drawn per block; bounds memory at ``chunk * runs`` integers.
+DEFAULT_CHUNK = 10_000
+
+
+def as_sample(x: Any, name: str = "x", min_n: int = 1) -> np.ndarray:
+    """``x`` as a finite 1-d float array with at least ``min_n`` values."""
+    a = np.asarray(x, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of scores, got shape {a.shape}")
+    if a.size < min_n:
+        raise ValueError(f"{name} needs at least {min_n} values, got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return a
+
+
+def check_confidence(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    return float(confidence)
+
+
+def check_reps(reps: int) -> int:
+    if int(reps) != reps or reps < 1:
+        raise ValueError(f"reps must be a positive integer, got {reps}")
+    return int(reps)
+
+
+def as_generator(rng: Any) -> np.random.Generator:
+    """A ``Generator`` unchanged, or a new one seeded from an int / ``SeedSequence``.
+
+    ``None`` is refused: it would seed from OS entropy and the report could not be
+    reproduced from its recorded bootstrap seed.
+    """
+    if rng is None:
+        raise TypeError("pass a numpy.random.Generator or an integer seed, not None")
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+def chunks(reps: int, chunk: int = DEFAULT_CHUNK) -> Iterator[int]:
+    """Block sizes that sum to ``reps``; the draw order of every bootstrap follows them."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be positive, got {chunk}")
+    done = 0
+    while done < reps:
+        size = min(chunk, reps - done)
+        yield size
+        done += size
