@@ -16,7 +16,7 @@ from clinbench.cli.argv import ClinbenchGroup
 from clinbench.cli.common import examples
 
 #: Command modules, in the order ``clinbench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("sweep", "run", "tasks", "agents")
+COMMANDS: tuple[str, ...] = ("sweep", "report", "run", "tasks", "agents")
 
 app = typer.Typer(
     name="clinbench",
@@ -29,6 +29,7 @@ app = typer.Typer(
     epilog=examples(
         "clinbench sweep --seeds 1 7 21 42 123",
         "clinbench sweep preset=smoke --results /tmp/smoke",
+        "clinbench report --results /tmp/smoke",
         "clinbench tasks",
         "clinbench agents",
         "clinbench run --agent heuristic --task easy_bench --seed 1",

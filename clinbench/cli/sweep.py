@@ -101,6 +101,7 @@ def sweep_command(
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed cells again.")] = False,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first failing cell.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No announcement or progress bar.")] = False,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the report at the end.")] = False,
 ) -> None:
     """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
     from clinbench.sweep import run_sweep
@@ -135,6 +136,10 @@ def sweep_command(
             last = record.get("traceback", "").strip().splitlines()[-1:] or ["?"]
             err_console.print(f"[red]failed[/] {k['agent']} / {k['task']} / seed {k['seed']}: {last[0]}")
         err_console.print("full tracebacks are in the cell files (runs/<hash>.json, key 'traceback')")
+    if not no_report and outcome.total > len(outcome.failed):
+        from clinbench.cli.report import run_report
+
+        run_report(cfg.results)
     if not outcome.ok:
         raise typer.Exit(1)
 

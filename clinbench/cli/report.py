@@ -1,0 +1,66 @@
+"""``clinbench report``: statistics of a results folder as JSON and Markdown.
+
+Reads the manifest and cell files, checks the grid (what is missing is reported and
+the rest still analysed), and writes ``benchmark_report.json`` (the source of truth)
+and ``benchmark_report.md`` (rendered from it) into the results folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from clinbench.cli.common import console, err_console, examples, fail
+
+DEFAULT_RESULTS = Path("data/sweep_results")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "report",
+        epilog=examples(
+            "clinbench report",
+            "clinbench report --results /tmp/smoke --alpha 0.01",
+            "clinbench report --reproducible   # no generation time: byte-identical re-renders",
+        ),
+    )(report_command)
+
+
+def run_report(
+    results: Path,
+    alpha: float | None = None,
+    reproducible: bool = False,
+    bootstrap_reps: int | None = None,
+    bootstrap_seed: int | None = None,
+) -> None:
+    """Write the report of ``results`` and say where (shared with ``clinbench sweep``)."""
+    from clinbench.report import ResultsError, make_report
+
+    try:
+        report, paths = make_report(results, alpha, bootstrap_reps, bootstrap_seed, reproducible)
+    except ResultsError as exc:
+        fail(str(exc))
+    for w in report["warnings"]:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    for sentence in report["verdict"]:
+        console.print(sentence)
+    console.print(f"report: {paths['md']} and {paths['json']}")
+
+
+def report_command(
+    results: Annotated[Path, typer.Option("--results", help="Results folder of a sweep.")] = DEFAULT_RESULTS,
+    alpha: Annotated[
+        float | None, typer.Option("--alpha", min=0.0, max=1.0, help="Family-wise alpha (default: the sweep's config, 0.05).")
+    ] = None,
+    reproducible: Annotated[
+        bool, typer.Option("--reproducible", help="Leave out the generation time (byte-identical re-renders).")
+    ] = False,
+    bootstrap_reps: Annotated[int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")] = None,
+    bootstrap_seed: Annotated[int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")] = None,
+) -> None:
+    """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        fail(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed)

@@ -1,0 +1,40 @@
+"""The benchmark report: results -> statistics -> ``benchmark_report.{json,md}``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from clinbench.report.build import build_report
+from clinbench.report.render import write_report
+from clinbench.report.results import Results, ResultsError, load_results
+
+DEFAULTS = {"alpha": 0.05, "bootstrap_reps": 50_000, "bootstrap_seed": 20261129}
+
+
+def make_report(
+    folder: Path,
+    alpha: float | None = None,
+    bootstrap_reps: int | None = None,
+    bootstrap_seed: int | None = None,
+    reproducible: bool = False,
+) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Read ``folder``, compute the report and write both files into it.
+
+    Unset options come from the results' saved config (``report:``) or the defaults;
+    ``reproducible`` leaves out the generation time so re-renders are byte-identical.
+    """
+    res = load_results(folder)
+    saved = {**DEFAULTS, **(res.config.get("report") or {})}
+    report = build_report(
+        res,
+        alpha=saved["alpha"] if alpha is None else alpha,
+        bootstrap_reps=saved["bootstrap_reps"] if bootstrap_reps is None else bootstrap_reps,
+        bootstrap_seed=saved["bootstrap_seed"] if bootstrap_seed is None else bootstrap_seed,
+    )
+    report["generated"] = None if reproducible else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return report, write_report(report, Path(folder))
+
+
+__all__ = ["Results", "ResultsError", "build_report", "load_results", "make_report"]

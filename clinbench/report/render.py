@@ -1,0 +1,62 @@
+"""Rendering the report: JSON (the source of truth) and Markdown from a jinja2 template."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+
+def _num(digits: int):
+    def fmt(value: Any) -> str:
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            return "-"
+        return f"{value:.{digits}f}"
+
+    return fmt
+
+
+def _pvalue(value: Any) -> str:
+    if value is None:
+        return "-"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _ci(s: dict[str, Any]) -> str:
+    return f"[{_num(3)(s.get('lo'))}, {_num(3)(s.get('hi'))}]"
+
+
+def _vci(s: dict[str, Any]) -> str:
+    return f"{_num(2)(s.get('value'))} [{_num(2)(s.get('lo'))}, {_num(2)(s.get('hi'))}]"
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("clinbench.report", "templates"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters.update(f1=_num(1), f2=_num(2), f3=_num(3), pv=_pvalue, ci=_ci, vci=_vci)
+    return env
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    template = environment().get_template("benchmark_report.md.j2")
+    return template.render(
+        r=report, p=report["protocol"], v=report["provenance"]
+    ).rstrip() + "\n"
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def write_report(report: dict[str, Any], folder: Path) -> dict[str, Path]:
+    paths = {"json": folder / "benchmark_report.json", "md": folder / "benchmark_report.md"}
+    paths["json"].write_text(render_json(report))
+    paths["md"].write_text(render_markdown(report))
+    return paths
