@@ -5,6 +5,7 @@ against Demšar's table, and the bootstraps' determinism and stratification."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -102,6 +103,35 @@ def test_paired_equals_scipy_and_hand_interval(seed):
     assert (ours["lo"], ours["hi"]) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-10)
 
 
+def _constants_with_rounding_noise():
+    """Two constant samples; 0.7 + 0.2 is not exactly 0.9, so y's float variance is not 0."""
+    x, y = np.full(5, 0.7), np.full(5, 0.7 + 0.2)
+    assert np.var(y, ddof=1) > 0  # the case the test is about: spread is only rounding noise
+    return x, y
+
+
+def test_welch_constant_samples_have_no_df_and_infinite_t():
+    # scipy puts a placeholder df = 1 when both variances are 0, and turns rounding noise
+    # into t ~ 1e15 with df = n - 1 otherwise; the same data must give the same answer
+    x, y = _constants_with_rounding_noise()
+    for a, b, sign in ((x, y, -1), (y, x, 1), (np.zeros(3), np.ones(4), -1)):
+        res = cs.welch(a, b)
+        assert res["t"] == sign * math.inf and res["p"] == 0.0 and math.isnan(res["df"])
+        assert res["lo"] == res["hi"] == res["diff"] == pytest.approx(a[0] - b[0])
+    same = cs.welch(y, y.copy())
+    assert all(math.isnan(same[k]) for k in ("t", "p", "df"))
+    assert same["diff"] == same["lo"] == same["hi"] == 0.0
+
+
+def test_paired_constant_differences_have_infinite_t():
+    _, y = _constants_with_rounding_noise()
+    res = cs.paired(y, np.zeros(5))  # every difference is the same float, 0.7 + 0.2
+    assert res["t"] == math.inf and res["p"] == 0.0 and res["df"] == 4
+    assert res["lo"] == res["hi"] == res["diff"] == y[0]
+    same = cs.paired(y, y.copy())
+    assert math.isnan(same["t"]) and math.isnan(same["p"]) and same["diff"] == 0.0
+
+
 def test_paired_refuses_unequal_lengths():
     with pytest.raises(ValueError, match="equal lengths"):
         cs.paired([1.0, 2.0, 3.0], [1.0, 2.0])
@@ -135,6 +165,14 @@ def test_hedges_g_hand_case():
 def test_hedges_g_undefined_for_constant_samples():
     res = cs.hedges_g([0.5, 0.5, 0.5], [0.5, 0.5])
     assert all(math.isnan(v) for v in res.values())
+
+
+def test_hedges_g_undefined_for_constant_samples_despite_rounding_noise():
+    # s_p is only rounding noise here; dividing by it gave g of order 1e15
+    x, y = _constants_with_rounding_noise()
+    for a, b in ((x, y), (y, y.copy())):
+        res = cs.hedges_g(a, b)
+        assert all(math.isnan(v) for v in res.values()), res
 
 
 def test_probability_of_improvement_counts_ties_half():
@@ -311,6 +349,20 @@ def test_friedman_needs_three_agents():
         cs.friedman(np.ones((5, 2)))
 
 
+def test_friedman_all_ties_is_nan_without_warning():
+    # every block a complete tie: the statistic is 0 / 0 (R's friedman.test also gives NaN)
+    scores = np.full((6, 3), 0.4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = cs.friedman(scores)
+    assert math.isnan(res["statistic"]) and math.isnan(res["p"])
+    np.testing.assert_array_equal(cs.average_ranks(scores), [2.0, 2.0, 2.0])
+    # one untied block is enough for a statistic
+    scores[0] = [0.1, 0.2, 0.3]
+    ref = sps.friedmanchisquare(*scores.T)
+    assert cs.friedman(scores)["statistic"] == pytest.approx(ref.statistic)
+
+
 def test_average_ranks_best_is_one_and_ties_share():
     # block 1: ranks 1, 2, 3; block 2: agent 3 best, agents 1 and 2 tie for 2.5
     np.testing.assert_allclose(cs.average_ranks([[3, 2, 1], [1, 1, 2]]), [1.75, 2.25, 2.0])
@@ -320,6 +372,12 @@ def test_average_ranks_best_is_one_and_ties_share():
 def test_nemenyi_q_matches_demsar_table(k, q):
     # the table is printed to three decimals (2.3437 appears as 2.343)
     assert cs.nemenyi_q(k) == pytest.approx(q, abs=1e-3)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1.5, -0.1])
+def test_nemenyi_refuses_alpha_outside_unit_interval(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        cs.nemenyi_cd(3, 10, alpha)
 
 
 def test_nemenyi_cd_demsar_worked_example():

@@ -23,6 +23,12 @@ def as_sample(x: Any, name: str = "x", min_n: int = 1) -> np.ndarray:
     return a
 
 
+def is_constant(a: np.ndarray) -> bool:
+    """All values equal, tested exactly: the float variance of a constant array can be
+    rounding noise (``var([0.7 + 0.2] * 5) ~ 1e-32``), not 0."""
+    return bool(np.all(a == a[0]))
+
+
 def check_confidence(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")

@@ -10,7 +10,14 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from clinbench.stats._arrays import as_generator, as_sample, check_confidence, check_reps, chunks
+from clinbench.stats._arrays import (
+    as_generator,
+    as_sample,
+    check_confidence,
+    check_reps,
+    chunks,
+    is_constant,
+)
 from clinbench.stats.intervals import percentile_interval
 
 
@@ -29,15 +36,16 @@ def hedges_g(x: Any, y: Any, confidence: float = 0.95) -> dict[str, float]:
     ``g = J(n+m-2) · d``; ``Var(g) ≈ (n+m)/(n m) + g² / (2(n+m))``; interval
     ``g ± z_{(1+c)/2} sqrt(Var(g))``.
     Reference: Hedges & Olkin, *Statistical Methods for Meta-Analysis* (1985), chapter 5.
-    When both samples are constant ``s_p = 0`` and g is undefined: all fields are NaN.
+    When both samples are constant ``s_p = 0`` and g is undefined: all fields are NaN
+    (tested on the values, since rounding can leave ``s_p`` at 1e-17 and g at 1e15).
     """
     a, b = as_sample(x, "x", 2), as_sample(y, "y", 2)
     c = check_confidence(confidence)
+    if is_constant(a) and is_constant(b):
+        return {"g": math.nan, "lo": math.nan, "hi": math.nan}
     n, m = a.size, b.size
     df = n + m - 2
     sp = math.sqrt(((n - 1) * a.var(ddof=1) + (m - 1) * b.var(ddof=1)) / df)
-    if sp == 0.0:
-        return {"g": math.nan, "lo": math.nan, "hi": math.nan}
     g = _hedges_j(df) * (a.mean() - b.mean()) / sp
     se = math.sqrt((n + m) / (n * m) + g * g / (2 * (n + m)))
     z = sps.norm.ppf((1 + c) / 2)

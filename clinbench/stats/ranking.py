@@ -30,10 +30,14 @@ def friedman(scores: Any) -> dict[str, float]:
     (with 2, use the paired tests instead).
     Reference: Friedman, "The Use of Ranks to Avoid the Assumption of Normality Implicit
     in the Analysis of Variance", JASA 32 (1937).
+    If every block is a complete tie the tie-corrected statistic is 0 / 0: statistic and
+    p are NaN (as in R's ``friedman.test``), without scipy's division warning.
     """
     a = _blocks(scores)
     if a.shape[1] < 3:
         raise ValueError("the Friedman test needs at least 3 agents")
+    if np.all(a == a[:, :1]):
+        return {"statistic": math.nan, "p": math.nan}
     res = sps.friedmanchisquare(*a.T)
     return {"statistic": float(res.statistic), "p": float(res.pvalue)}
 
@@ -48,6 +52,8 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Critical value ``q_alpha`` = studentized range quantile (k groups, df = ∞) / sqrt(2)."""
     if k < 2:
         raise ValueError(f"need at least 2 agents, got {k}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     return float(sps.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
 
 
