@@ -34,8 +34,9 @@ def run_report(
     reproducible: bool = False,
     bootstrap_reps: int | None = None,
     bootstrap_seed: int | None = None,
+    charts: bool = True,
 ) -> None:
-    """Write the report of ``results`` and say where (shared with ``clinbench sweep``)."""
+    """Write the report of ``results`` (and its charts) and say where; shared with ``sweep``."""
     from clinbench.report import ResultsError, make_report
 
     try:
@@ -47,6 +48,10 @@ def run_report(
     for sentence in report["verdict"]:
         console.print(sentence)
     console.print(f"report: {paths['md']} and {paths['json']}")
+    if charts:
+        from clinbench.cli.charts import run_charts
+
+        run_charts(results, None, check_only=False)
 
 
 def report_command(
@@ -59,8 +64,9 @@ def report_command(
     ] = False,
     bootstrap_reps: Annotated[int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")] = None,
     bootstrap_seed: Annotated[int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")] = None,
+    no_charts: Annotated[bool, typer.Option("--no-charts", help="Do not render the charts.")] = False,
 ) -> None:
     """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
     if alpha is not None and not 0.0 < alpha < 1.0:
         fail(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
-    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed)
+    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed, charts=not no_charts)

@@ -1,0 +1,93 @@
+"""Charts of a results folder, in sync with ``docs/images/`` (``clinbench charts``).
+
+``render_all`` writes every chart as SVG and PNG into ``<results>/charts/`` and mirrors
+them into the docs folder; ``check`` renders into a temporary folder and lists every
+committed file that differs or is missing. ``charts.json`` records the library
+versions that rendered the files, so a failed check can say when they differ.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from clinbench.charts.data import ChartData, ChartDataError, load_chart_data
+from clinbench.charts.figures import CHARTS
+from clinbench.charts.style import DOUBLE_COLUMN, FORMATS, save, style
+
+VERSIONS_FILE = "charts.json"
+REPO = Path(__file__).resolve().parents[2]
+#: The committed canonical results and the docs folder mirrored from them.
+CANONICAL_RESULTS = REPO / "data" / "sweep_results"
+DOCS_IMAGES = REPO / "docs" / "images"
+
+
+def default_docs(results: Path) -> Path | None:
+    """``docs/images`` for the canonical results folder; other folders are not mirrored."""
+    return DOCS_IMAGES if Path(results).resolve() == CANONICAL_RESULTS else None
+RENDER_LIBRARIES = ("matplotlib", "seaborn", "numpy", "pandas", "scipy", "pillow", "fonttools")
+
+
+def render_versions() -> dict[str, str | None]:
+    out = {}
+    for name in RENDER_LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def render_into(data: ChartData, folder: Path) -> list[Path]:
+    """Every chart, both formats, plus the versions file, into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    with style():
+        for name, chart in CHARTS.items():
+            paths += save(chart(data, DOUBLE_COLUMN), folder, name, FORMATS)
+    versions = folder / VERSIONS_FILE
+    versions.write_text(json.dumps({"libraries": render_versions(), "charts": list(CHARTS)}, indent=2) + "\n")
+    return [*paths, versions]
+
+
+def render_all(results: Path, docs: Path | None) -> list[Path]:
+    """Render into ``<results>/charts`` and mirror into ``docs`` (if given)."""
+    data = load_chart_data(results)
+    out = results / "charts"
+    paths = render_into(data, out)
+    if docs is not None:
+        docs.mkdir(parents=True, exist_ok=True)
+        for p in paths:
+            shutil.copyfile(p, docs / p.name)
+    return paths
+
+
+def check(results: Path, docs: Path | None) -> list[str]:
+    """Problems found: committed chart files that differ from a fresh render, or are missing."""
+    data = load_chart_data(results)
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = render_into(data, Path(tmp))
+        for folder in [results / "charts", *([docs] if docs is not None else [])]:
+            for p in fresh:
+                if p.name == VERSIONS_FILE:
+                    continue
+                committed = folder / p.name
+                if not committed.exists():
+                    problems.append(f"missing: {committed}")
+                elif committed.read_bytes() != p.read_bytes():
+                    problems.append(f"differs: {committed}")
+            recorded = folder / VERSIONS_FILE
+            if problems and recorded.exists():
+                then = json.loads(recorded.read_text()).get("libraries", {})
+                now = render_versions()
+                changed = [f"{k} {then.get(k)} -> {now.get(k)}" for k in now if then.get(k) != now.get(k)]
+                if changed:
+                    problems.append(f"{folder} was rendered with other versions: {', '.join(changed)}")
+    return problems
+
+
+__all__ = ["CHARTS", "ChartDataError", "check", "default_docs", "render_all"]

@@ -1,0 +1,74 @@
+"""What the charts draw from: the report JSON and the tidy CSVs of a results folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from clinbench.charts.style import agent_colors
+
+
+class ChartDataError(ValueError):
+    """The results folder lacks what the charts need (exit code 2)."""
+
+
+@dataclass
+class ChartData:
+    report: dict[str, Any]
+    results: pd.DataFrame
+    curves: pd.DataFrame
+    trajectories: pd.DataFrame
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self.report["protocol"]["agents"])
+
+    @property
+    def tasks(self) -> list[str]:
+        return list(self.report["protocol"]["tasks"])
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.report["protocol"]["seeds"])
+
+    @property
+    def colors(self) -> dict[str, str]:
+        return agent_colors(self.agents)
+
+    def cell_scores(self) -> pd.DataFrame:
+        """One row per (task, agent, seed): the mean over evaluation episodes."""
+        return self.results.groupby(["task", "agent", "seed"], as_index=False, sort=False).score.mean()
+
+    def normalised_scores(self) -> pd.DataFrame:
+        """Cell scores with a ``normalised`` column (fixed per-task references)."""
+        refs = self.report["protocol"]["references"]
+        cells = self.cell_scores()
+        cells = cells[cells.task.isin(refs)].copy()
+        lo = cells.task.map(lambda t: refs[t]["random"])
+        hi = cells.task.map(lambda t: refs[t]["reference_planner"])
+        cells["normalised"] = (cells.score - lo) / (hi - lo)
+        return cells
+
+
+def load_chart_data(folder: Path) -> ChartData:
+    folder = Path(folder)
+    needed = ["benchmark_report.json", "sweep_results.csv", "training_curves.csv", "enrollment_by_day.csv"]
+    missing = [n for n in needed if not (folder / n).exists()]
+    if missing:
+        raise ChartDataError(
+            f"{folder} lacks {', '.join(missing)}: run `clinbench sweep` and `clinbench report --results {folder}` first"
+        )
+    try:
+        report = json.loads((folder / "benchmark_report.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise ChartDataError(f"{folder / 'benchmark_report.json'} is not valid JSON: {exc}") from None
+    return ChartData(
+        report=report,
+        results=pd.read_csv(folder / "sweep_results.csv"),
+        curves=pd.read_csv(folder / "training_curves.csv"),
+        trajectories=pd.read_csv(folder / "enrollment_by_day.csv"),
+    )

@@ -1,0 +1,325 @@
+"""The charts, one function each: ``f(data, width) -> Figure``.
+
+Titles state n and the interval method; every agent keeps its colour. No chart uses
+randomness (no seaborn bootstrap, no jitter), so files are reproducible.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from scipy import stats as sps
+
+from clinbench.charts.data import ChartData
+
+LEARNING = ("hcapo", "mira", "klong", "memexrl", "grpo")
+
+
+def _panels(n: int, width: float, height_per_row: float, ncols: int | None = None, **kw) -> tuple[Figure, np.ndarray]:
+    ncols = ncols or n
+    nrows = int(np.ceil(n / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height_per_row * nrows), squeeze=False, layout="constrained", **kw)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes.flat
+
+
+def _suptitle(fig: Figure, text: str, width: float) -> None:
+    """A figure title wrapped to the figure's width."""
+    size = plt.rcParams["figure.titlesize"]
+    size = size if isinstance(size, (int, float)) else 10
+    fig.suptitle(textwrap.fill(text, int(width * 144 / size)))
+
+
+def _title(ax, text: str, width: float) -> None:
+    size = plt.rcParams["axes.titlesize"]
+    size = size if isinstance(size, (int, float)) else 9
+    ax.set_title(textwrap.fill(text, int(width * 144 / size)))
+
+
+def _bottom_legend(fig: Figure, ax, ncol: int) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol), frameon=False)
+
+
+def _t_ci(values: np.ndarray) -> tuple[float, float, float]:
+    m = float(np.mean(values))
+    if values.size < 2:
+        return m, m, m
+    half = float(sps.t.ppf(0.975, values.size - 1) * np.std(values, ddof=1) / np.sqrt(values.size))
+    return m, m - half, m + half
+
+
+def _legend_handles(d: ChartData, agents: list[str]) -> list[Patch]:
+    return [Patch(color=d.colors[a], label=a) for a in agents]
+
+
+def agent_comparison(d: ChartData, width: float) -> Figure:
+    """Mean score per task (t 95 % CI) and the aggregate IQM (bootstrap 95 % CI)."""
+    cells = d.cell_scores()
+    agg = d.report["aggregate"]
+    n_panels = len(d.tasks) + (1 if agg else 0)
+    ncols = n_panels if width > 5 else 2
+    fig, axes = _panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
+    y = np.arange(len(d.agents))[::-1]
+    for ax, task in zip(axes, d.tasks, strict=False):
+        for yi, agent in zip(y, d.agents, strict=True):
+            v = cells[(cells.task == task) & (cells.agent == agent)].score.to_numpy()
+            if v.size:
+                m, lo, hi = _t_ci(v)
+                ax.errorbar(m, yi, xerr=[[m - lo], [hi - m]], fmt="o", color=d.colors[agent], capsize=2, ms=4)
+        ax.set_title(task)
+        ax.set_xlabel("score")
+    if agg:
+        ax = axes[len(d.tasks)]
+        for yi, agent in zip(y, d.agents, strict=True):
+            if agent in agg:
+                s = agg[agent]["iqm"]
+                ax.errorbar(s["value"], yi, xerr=[[s["value"] - s["lo"]], [s["hi"] - s["value"]]], fmt="s",
+                            color=d.colors[agent], capsize=2, ms=4)
+        ax.axvline(0, color="grey", lw=0.8, ls=":")
+        ax.axvline(1, color="grey", lw=0.8, ls=":")
+        ax.set_title("aggregate IQM")
+        ax.set_xlabel("normalised score")
+    axes[0].set_yticks(y, d.agents)
+    _suptitle(fig, f"Mean score per task (Student-t 95 % CI) and aggregate IQM (stratified bootstrap 95 % CI); n = {len(d.seeds)} seeds", width)
+    return fig
+
+
+def score_distribution(d: ChartData, width: float) -> Figure:
+    """Box plot of per-seed scores with every seed drawn as a point."""
+    cells = d.cell_scores()
+    ncols = len(d.tasks) if width > 5 else 1
+    fig, axes = _panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
+    for ax, task in zip(axes, d.tasks, strict=False):
+        data = [cells[(cells.task == task) & (cells.agent == a)].score.to_numpy() for a in d.agents]
+        pos = np.arange(len(d.agents))[::-1]
+        bp = ax.boxplot(data, positions=pos, vert=False, widths=0.55, patch_artist=True, showfliers=False,
+                        medianprops={"color": "black", "lw": 1})
+        for patch, agent in zip(bp["boxes"], d.agents, strict=True):
+            patch.set_facecolor(d.colors[agent])
+            patch.set_alpha(0.35)
+        for p, v, agent in zip(pos, data, d.agents, strict=True):
+            offsets = np.linspace(-0.15, 0.15, v.size) if v.size > 1 else np.zeros(1)
+            ax.scatter(v, p + offsets, s=10, color=d.colors[agent], zorder=3, edgecolor="black", linewidth=0.3)
+        ax.set_yticks(pos, d.agents)
+        ax.set_title(task)
+        ax.set_xlabel("score")
+    _suptitle(fig, f"Score per seed (mean over its evaluation episodes): box = quartiles, points = the {len(d.seeds)} seeds", width)
+    return fig
+
+
+def seed_heatmap(d: ChartData, width: float) -> Figure:
+    """Agent x seed matrix of scores, one panel per task."""
+    cells = d.cell_scores()
+    ncols = len(d.tasks) if width > 5 else 1
+    fig, axes = _panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
+    for ax, task in zip(axes, d.tasks, strict=False):
+        m = cells[cells.task == task].pivot(index="agent", columns="seed", values="score")
+        m = m.reindex(index=[a for a in d.agents if a in m.index], columns=[s for s in d.seeds if s in m.columns])
+        sns.heatmap(m, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", cbar=False,
+                    annot_kws={"fontsize": 6}, linewidths=0.5)
+        ax.set_title(task)
+        ax.set_xlabel("seed")
+        ax.set_ylabel("")
+        ax.grid(False)
+    _suptitle(fig, "Score per agent and seed (mean over evaluation episodes; same worlds within a seed)", width)
+    return fig
+
+
+def learning_curves(d: ChartData, width: float) -> Figure:
+    """Greedy evaluation score over the training budget: mean over seeds, t 95 % band."""
+    cells = d.cell_scores()
+    learners = [a for a in d.agents if a in set(d.curves.agent)]
+    ncols = len(d.tasks) if width > 5 else 1
+    fig, axes = _panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=True)
+    for ax, task in zip(axes, d.tasks, strict=False):
+        for agent in learners:
+            c = d.curves[(d.curves.task == task) & (d.curves.agent == agent)]
+            if c.empty:
+                continue
+            xs, ms, los, his = [], [], [], []
+            for x, g in c.groupby("episodes_seen"):
+                m, lo, hi = _t_ci(g.mean_score.to_numpy())
+                xs.append(x), ms.append(m), los.append(lo), his.append(hi)
+            ax.plot(xs, ms, marker="o", ms=3, color=d.colors[agent], label=agent)
+            ax.fill_between(xs, los, his, color=d.colors[agent], alpha=0.15, lw=0)
+        for base in ("heuristic", "random"):
+            v = cells[(cells.task == task) & (cells.agent == base)].score
+            if len(v):
+                ax.axhline(v.mean(), color=d.colors[base], ls="--", lw=1, label=f"{base} (no training)")
+        ax.set_title(task)
+        ax.set_xlabel("training episodes")
+        ax.set_ylabel("evaluation score")
+    _bottom_legend(fig, axes[0], 4)
+    _suptitle(fig, f"Learning curves: greedy evaluation score, mean over {len(d.seeds)} seeds (Student-t 95 % band)", width)
+    return fig
+
+
+def _pair_matrix(d: ChartData, key: str) -> tuple[np.ndarray, np.ndarray]:
+    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
+    k = len(d.agents)
+    value = np.full((k, k), np.nan)
+    sig = np.zeros((k, k), dtype=bool)
+    for p in fam["pairs"]:
+        i, j = d.agents.index(p["a"]), d.agents.index(p["b"])
+        v = p[key]
+        if v is not None:
+            value[i, j] = v
+            value[j, i] = -v if key == "hedges_g" else v
+        sig[i, j] = sig[j, i] = p["significant"]
+    return value, sig
+
+
+def pairwise_significance(d: ChartData, width: float) -> Figure:
+    """Hedges' g of each pair on the aggregate, with Holm-significant pairs marked."""
+    g, sig = _pair_matrix(d, "hedges_g")
+    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
+    size = min(width, 0.55 * len(d.agents) + 1.6)
+    fig, ax = plt.subplots(figsize=(size + 0.8, size), layout="constrained")
+    # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
+    lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
+    labels = np.array([["" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "") for v, s in zip(rg, rs, strict=True)]
+                       for rg, rs in zip(g, sig, strict=True)])
+    sns.heatmap(g, ax=ax, cmap="RdBu_r", vmin=-lim, vmax=lim, annot=labels, fmt="", xticklabels=d.agents,
+                yticklabels=d.agents, annot_kws={"fontsize": 6}, linewidths=0.5, cbar_kws={"label": "Hedges' g (row - column)"})
+    _title(
+        ax,
+        f"Aggregate normalised score, row vs column: Hedges' g; * = significant after Holm "
+        f"(Welch, m = {fam['m']}, alpha = {fam['alpha']}); n = {len(d.report['protocol']['complete_seeds'])} seeds",
+        size + 0.8,
+    )
+    ax.tick_params(axis="x", rotation=45)
+    ax.grid(False)
+    return fig
+
+
+def probability_of_improvement(d: ChartData, width: float) -> Figure:
+    """P(first > second) on the aggregate, with bootstrap 95 % CIs."""
+    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
+    pairs = fam["pairs"]
+    fig, ax = plt.subplots(figsize=(width, 0.22 * len(pairs) + 0.9), layout="constrained")
+    y = np.arange(len(pairs))[::-1]
+    for yi, p in zip(y, pairs, strict=True):
+        v = p["prob_improvement"]
+        ax.errorbar(v, yi, xerr=[[v - p["poi_lo"]], [p["poi_hi"] - v]], fmt="o", ms=4, capsize=2,
+                    color=d.colors[p["a"]], mec=d.colors[p["b"]], mew=1.5)
+    ax.axvline(0.5, color="grey", ls=":", lw=1)
+    ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("probability of improvement")
+    _title(ax, f"Probability of improvement on the aggregate (per-seed mean normalised score; bootstrap 95 % CI; n = {len(d.report['protocol']['complete_seeds'])} seeds)", width)
+    return fig
+
+
+def performance_profile(d: ChartData, width: float) -> Figure:
+    """Fraction of runs (tasks x seeds) with normalised score above tau."""
+    norm = d.normalised_scores()
+    taus = np.linspace(min(-0.1, float(norm.normalised.min())), max(1.1, float(norm.normalised.max())), 241)
+    fig, ax = plt.subplots(figsize=(min(width, 5.0), 2.8), layout="constrained")
+    for agent in d.agents:
+        v = norm[norm.agent == agent].normalised.to_numpy()
+        if v.size:
+            ax.plot(taus, (v[None, :] > taus[:, None]).mean(axis=1), color=d.colors[agent], label=agent, lw=1.5)
+    ax.set_xlabel(r"normalised score $\tau$")
+    ax.set_ylabel(r"fraction of runs with score > $\tau$")
+    ax.legend(frameon=False, ncol=2)
+    _title(ax, f"Performance profile over {len(d.tasks)} tasks x {len(d.seeds)} seeds (0 = random, 1 = reference planner)", min(width, 5.0))
+    return fig
+
+
+def critical_difference(d: ChartData, width: float) -> Figure:
+    """Average ranks (1 = best) with the Nemenyi critical difference."""
+    r = d.report["ranking"]
+    fig, ax = plt.subplots(figsize=(width, 0.25 * len(d.agents) + 1.2), layout="constrained")
+    if not r:
+        ax.text(0.5, 0.5, "ranking needs at least three agents", ha="center", va="center")
+        ax.axis("off")
+        return fig
+    ranks = r["average_ranks"]
+    order = sorted(ranks, key=ranks.get)
+    k = len(order)
+    ax.set_xlim(k + 0.3, 0.7)
+    ax.set_ylim(-0.5 * k - 0.5, 1.4)
+    ax.axhline(0, color="black", lw=1)
+    for i in range(1, k + 1):
+        ax.plot([i, i], [0, 0.1], color="black", lw=1)
+        ax.text(i, 0.2, str(i), ha="center", fontsize=7)
+    for j, a in enumerate(order):
+        yy = -0.5 * (j + 1)
+        ax.plot([ranks[a], ranks[a]], [0, yy], color=d.colors[a], lw=1)
+        ax.plot(ranks[a], 0, "o", color=d.colors[a], ms=5)
+        ax.text(ranks[a] + 0.05 if j < k / 2 else ranks[a] - 0.05, yy, f"{a} ({ranks[a]:.2f})", va="center",
+                ha="right" if j < k / 2 else "left", fontsize=7, color="black")
+    cd = r["critical_difference"]
+    ax.plot([1, 1 + cd], [1.0, 1.0], color="black", lw=2)
+    ax.text(1 + cd / 2, 1.12, f"CD = {cd:.2f}", ha="center", fontsize=7)
+    # cliques: maximal runs of agents whose rank span is below the CD
+    cliques = []
+    for i in range(k):
+        j = i
+        while j + 1 < k and ranks[order[j + 1]] - ranks[order[i]] < cd:
+            j += 1
+        if j > i and not any(c[0] <= i and j <= c[1] for c in cliques):
+            cliques.append((i, j))
+    for n, (i, j) in enumerate(cliques):
+        yy = -0.12 - 0.12 * n
+        ax.plot([ranks[order[i]] - 0.03, ranks[order[j]] + 0.03], [yy, yy], color="black", lw=3, alpha=0.6)
+    ax.axis("off")
+    _title(
+        ax,
+        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = {r['friedman_p']:.2g}; "
+        f"bars join agents not different by Nemenyi (alpha = {d.report['protocol']['alpha']})",
+        width,
+    )
+    return fig
+
+
+def enrollment_trajectories(d: ChartData, width: float) -> Figure:
+    """Net enrolled by day: median and interquartile band over all evaluation episodes."""
+    ncols = len(d.tasks) if width > 5 else 1
+    fig, axes = _panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=False)
+    targets = {}
+    from clinbench.env.registry import spec
+
+    for task in d.tasks:
+        try:
+            targets[task] = spec(f"{d.report['protocol']['env']}/{task}").params.target
+        except KeyError:
+            targets[task] = None
+    n_eps = None
+    for ax, task in zip(axes, d.tasks, strict=False):
+        for agent in d.agents:
+            t = d.trajectories[(d.trajectories.task == task) & (d.trajectories.agent == agent)]
+            if t.empty:
+                continue
+            n_eps = int(t.n.iloc[0])
+            ax.plot(t.day, t["median"], color=d.colors[agent], lw=1.3, label=agent)
+            ax.fill_between(t.day, t.q25, t.q75, color=d.colors[agent], alpha=0.15, lw=0)
+        if targets[task]:
+            ax.axhline(targets[task], color="black", ls=":", lw=1, label="target")
+        ax.set_title(task)
+        ax.set_xlabel("day")
+        ax.set_ylabel("net enrolled")
+    _bottom_legend(fig, axes[0], 7)
+    _suptitle(fig, f"Net enrolled by day: median and interquartile band over {n_eps} evaluation episodes per agent", width)
+    return fig
+
+
+CHARTS: dict[str, Callable[[ChartData, float], Figure]] = {
+    "agent_comparison": agent_comparison,
+    "score_distribution": score_distribution,
+    "seed_heatmap": seed_heatmap,
+    "learning_curves": learning_curves,
+    "pairwise_significance": pairwise_significance,
+    "probability_of_improvement": probability_of_improvement,
+    "performance_profile": performance_profile,
+    "critical_difference": critical_difference,
+    "enrollment_trajectories": enrollment_trajectories,
+}

@@ -1,0 +1,79 @@
+"""One look for every chart: colours per agent, fonts, and deterministic files.
+
+Colours come from the Okabe-Ito palette (safe for the common colour-vision
+deficiencies) and are fixed per agent by the registry order, so an agent has the same
+colour in every chart, whatever subset a sweep ran. Files are byte-identical when
+regenerated: bundled DejaVu fonts, text as paths in SVG, a fixed ``svg.hashsalt``,
+no dates or software tags in the metadata, fixed dpi.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+FORMATS = ("svg", "png")
+
+SCREEN = {
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "figure.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "svg.hashsalt": "clinbench",
+    "svg.fonttype": "path",
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "savefig.dpi": 150,
+    "figure.dpi": 100,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.05,
+    "path.simplify": True,
+}
+PAPER = {**SCREEN, "font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6,
+         "ytick.labelsize": 6, "legend.fontsize": 6, "figure.titlesize": 8, "savefig.dpi": 300}
+#: Figure widths in inches: a single and a double column of a two-column paper.
+SINGLE_COLUMN, DOUBLE_COLUMN = 3.5, 7.16
+
+
+def agent_colors(agents: list[str]) -> dict[str, str]:
+    """A fixed colour per agent (registry order; unknown names follow)."""
+    from clinbench.agents.base import agent_names
+
+    order = agent_names() + [a for a in agents if a not in agent_names()]
+    return {a: OKABE_ITO[order.index(a) % len(OKABE_ITO)] for a in agents}
+
+
+@contextmanager
+def style(paper: bool = False) -> Iterator[None]:
+    with plt.rc_context(PAPER if paper else SCREEN):
+        yield
+
+
+def save(fig: plt.Figure, folder: Path, name: str, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """Write ``name.<fmt>`` for each format without any date or tool stamp."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        path = folder / f"{name}.{fmt}"
+        metadata = {"svg": {"Date": None, "Creator": None}, "png": {"Software": None},
+                    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}}.get(fmt)
+        fig.savefig(path, format=fmt, metadata=metadata)
+        paths.append(path)
+    plt.close(fig)
+    return paths
