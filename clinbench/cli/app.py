@@ -16,7 +16,7 @@ from clinbench.cli.argv import ClinbenchGroup
 from clinbench.cli.common import examples
 
 #: Command modules, in the order ``clinbench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("sweep", "report", "charts", "run", "tasks", "agents")
+COMMANDS: tuple[str, ...] = ("sweep", "report", "charts", "export", "run", "tasks", "agents")
 
 app = typer.Typer(
     name="clinbench",
