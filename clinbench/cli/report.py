@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
             "clinbench report",
             "clinbench report --results /tmp/smoke --alpha 0.01",
             "clinbench report --reproducible   # no generation time: byte-identical re-renders",
+            "clinbench report --check          # exit 1 if the committed report is stale",
         ),
     )(report_command)
 
@@ -65,8 +66,24 @@ def report_command(
     bootstrap_reps: Annotated[int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")] = None,
     bootstrap_seed: Annotated[int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")] = None,
     no_charts: Annotated[bool, typer.Option("--no-charts", help="Do not render the charts.")] = False,
+    check_only: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if the report files differ from a --reproducible re-render.")
+    ] = False,
 ) -> None:
     """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
     if alpha is not None and not 0.0 < alpha < 1.0:
         fail(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if check_only:
+        from clinbench.report import ResultsError, check_report
+
+        try:
+            stale = check_report(results, alpha=alpha, bootstrap_reps=bootstrap_reps, bootstrap_seed=bootstrap_seed)
+        except ResultsError as exc:
+            fail(str(exc))
+        for path in stale:
+            err_console.print(f"[red]stale[/] {path}: differs from `clinbench report --reproducible`")
+        if stale:
+            raise typer.Exit(1)
+        console.print(f"report is up to date ({results})")
+        return
     run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed, charts=not no_charts)

@@ -7,20 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.report.build import build_report
-from clinbench.report.render import write_report
+from clinbench.report.render import stale_report_files, write_report
 from clinbench.report.results import Results, ResultsError, load_results
 
 DEFAULTS = {"alpha": 0.05, "bootstrap_reps": 50_000, "bootstrap_seed": 20261129}
 
 
-def make_report(
+def compute_report(
     folder: Path,
     alpha: float | None = None,
     bootstrap_reps: int | None = None,
     bootstrap_seed: int | None = None,
     reproducible: bool = False,
-) -> tuple[dict[str, Any], dict[str, Path]]:
-    """Read ``folder``, compute the report and write both files into it.
+) -> dict[str, Any]:
+    """Read ``folder`` and compute the report.
 
     Unset options come from the results' saved config (``report:``) or the defaults;
     ``reproducible`` leaves out the generation time so re-renders are byte-identical.
@@ -34,7 +34,18 @@ def make_report(
         bootstrap_seed=saved["bootstrap_seed"] if bootstrap_seed is None else bootstrap_seed,
     )
     report["generated"] = None if reproducible else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return report
+
+
+def make_report(folder: Path, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Compute the report of ``folder`` and write both files into it."""
+    report = compute_report(folder, *args, **kwargs)
     return report, write_report(report, Path(folder))
 
 
-__all__ = ["Results", "ResultsError", "build_report", "load_results", "make_report"]
+def check_report(folder: Path, **kwargs: Any) -> list[Path]:
+    """Committed report files that a ``--reproducible`` re-render would change."""
+    return stale_report_files(compute_report(folder, reproducible=True, **kwargs), Path(folder))
+
+
+__all__ = ["Results", "ResultsError", "build_report", "check_report", "compute_report", "load_results", "make_report"]

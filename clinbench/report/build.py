@@ -213,7 +213,6 @@ def build_report(res: Results, alpha: float, bootstrap_reps: int, bootstrap_seed
         notes.append(f"only {n} complete seed(s): no tests or power analysis across seeds")
 
     report = {
-        "results_folder": res.folder.as_posix(),
         "protocol": {
             "env": res.manifest["grid"]["env"],
             "tasks": res.tasks,

@@ -55,8 +55,19 @@ def render_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
+def report_paths(folder: Path) -> dict[str, Path]:
+    return {"json": folder / "benchmark_report.json", "md": folder / "benchmark_report.md"}
+
+
 def write_report(report: dict[str, Any], folder: Path) -> dict[str, Path]:
-    paths = {"json": folder / "benchmark_report.json", "md": folder / "benchmark_report.md"}
+    paths = report_paths(folder)
     paths["json"].write_text(render_json(report))
     paths["md"].write_text(render_markdown(report))
     return paths
+
+
+def stale_report_files(report: dict[str, Any], folder: Path) -> list[Path]:
+    """Report files in ``folder`` that differ from what ``report`` renders to."""
+    paths = report_paths(folder)
+    fresh = {"json": render_json(report), "md": render_markdown(report)}
+    return [p for k, p in paths.items() if not p.exists() or p.read_text() != fresh[k]]
