@@ -9,6 +9,7 @@ problem is a ``ConfigError`` whose message names the valid choices.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ from clinbench.agents.base import agent_names
 from clinbench.env.registry import env_ids
 
 BACKENDS = ("loky", "sequential", "dask", "ray")
-PRESETS_DIR = "preset"
 
 
 class ConfigError(ValueError):
@@ -82,25 +82,49 @@ def available(group: str) -> list[str]:
     return sorted(p.stem for p in (config_dir() / group).glob("*.yaml"))
 
 
-def compose(overrides: list[str]) -> DictConfig:
-    """Compose ``conf/config.yaml`` with Hydra overrides; errors become ConfigError."""
+def _hydra_compose(overrides: list[str]) -> DictConfig:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
+        return hydra_compose("config", overrides=[_open_mapping(o) for o in overrides])
+
+
+def _open_mapping(override: str) -> str:
+    """``env.overrides`` is an open mapping (task -> parameters), empty by default; Hydra's
+    struct mode would refuse ``env.overrides={hard_bench: {...}}`` unless forced with ``++``."""
+    return f"++{override}" if override.startswith("env.overrides") else override
+
+
+def compose(overrides: list[str]) -> DictConfig:
+    """Compose ``conf/config.yaml`` with Hydra overrides; errors become ConfigError."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     try:
-        with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
-            return hydra_compose("config", overrides=list(overrides))
+        return _hydra_compose(overrides)
     except (HydraException, OmegaConfBaseException) as exc:
         lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
         message = " ".join(lines[:2]) if lines else type(exc).__name__
-        hint = ""
-        if "preset" in message:
-            hint = f"; valid presets: {', '.join(available(PRESETS_DIR))}"
-        elif "launcher" in message:
-            hint = f"; valid launchers: {', '.join(available('launcher'))}"
-        raise ConfigError(f"bad override: {message}{hint}") from None
+        raise ConfigError(_explain(message)) from None
+    except ValueError as exc:  # OmegaConf indexing a list with a name, e.g. agents.x=1
+        raise ConfigError(f"bad override in {' '.join(overrides)}: {exc}") from None
+
+
+def _explain(message: str) -> str:
+    """Hydra's message with the valid choices named (Hydra lists them on later lines or
+    not at all, and suggests ``+key=value``, which would add a key nothing reads)."""
+    group = re.search(r"Could not find '([\w-]+)/", message)
+    if group:
+        return f"bad override: {message}; valid {group[1]} options: {', '.join(available(group[1]))}"
+    key = re.search(r"Could not override '([\w.-]+)'", message)
+    if key:
+        parent = key[1].rpartition(".")[0]
+        node = OmegaConf.select(_hydra_compose([]), parent) if parent else _hydra_compose([])
+        valid = ", ".join(sorted(node)) if isinstance(node, DictConfig) else "none (not a mapping)"
+        where = f" under {parent!r}" if parent else ""
+        return f"bad override: unknown config key {key[1]!r}; valid keys{where}: {valid}"
+    return f"bad override: {message}"
 
 
 def _int(value: Any, what: str) -> int:
@@ -179,12 +203,14 @@ def validate(cfg: DictConfig) -> SweepConfig:
         raise ConfigError("report.bootstrap_reps must be >= 1")
 
     _check_agent_params(agents, raw["agent"])
+    env_overrides = {t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks}
+    _check_env_overrides(env, env_overrides)
     return SweepConfig(
         env=env,
         tasks=tasks,
         agents=agents,
         agent_params={a: dict(raw["agent"][a]) for a in agents},
-        env_overrides={t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks},
+        env_overrides=env_overrides,
         protocol=protocol,
         launcher=launcher,
         report=report,
@@ -194,19 +220,60 @@ def validate(cfg: DictConfig) -> SweepConfig:
 
 
 def _check_agent_params(agents: tuple[str, ...], params: dict[str, Any]) -> None:
-    """Every key of conf/agent/<name>.yaml must be a parameter of the agent."""
+    """Every key of conf/agent/<name>.yaml must be a parameter of the agent, and every
+    value of the kind of its default (a typo such as ``omega=abc`` fails here, not in
+    every cell of the agent)."""
     import inspect
 
     from clinbench.agents.base import _AGENTS
 
     for a in agents:
-        accepted: set[str] = set()
+        defaults: dict[str, Any] = {}
         for klass in _AGENTS[a].factory.__mro__:
             if "__init__" in klass.__dict__:
-                accepted |= set(inspect.signature(klass.__init__).parameters) - {"self", "env", "config"}
-        unknown = sorted(set(params[a]) - accepted)
+                for p in inspect.signature(klass.__init__).parameters.values():
+                    named = p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                    if named and p.name not in ("self", "env", "config"):
+                        defaults.setdefault(p.name, p.default)
+        unknown = sorted(set(params[a]) - set(defaults))
         if unknown:
-            raise ConfigError(f"agent {a!r} has no parameter(s) {unknown}; valid: {sorted(accepted)}")
+            raise ConfigError(f"agent {a!r} has no parameter(s) {unknown}; valid: {sorted(defaults)}")
+        for name, value in params[a].items():
+            _check_kind(f"agent.{a}.{name}", value, defaults[name])
+
+
+def _check_env_overrides(env: str, overrides: dict[str, dict[str, Any]]) -> None:
+    """Task-parameter overrides must name parameters of the task, with values of their kind."""
+    from dataclasses import asdict
+
+    from clinbench.env.registry import make
+
+    for task, params in overrides.items():
+        defaults = asdict(make(f"{env}/{task}").spec.params)
+        try:
+            make(f"{env}/{task}", **params)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"env.overrides.{task}: {exc}") from None
+        for name, value in params.items():
+            _check_kind(f"env.overrides.{task}.{name}", value, defaults[name])
+
+
+#: Kinds of value a parameter of a given default kind accepts.
+_ACCEPTS = {"bool": {"bool"}, "int": {"int"}, "float": {"int", "float"}, "list": {"list"}, "str": {"str"}}
+
+
+def _check_kind(where: str, value: Any, default: Any) -> None:
+    """``value`` must be of the kind of ``default`` (an int where a float is expected is fine)."""
+    kind = _kind(default)
+    if kind is not None and _kind(value) not in _ACCEPTS[kind]:
+        raise ConfigError(f"{where} must be {kind}, got {value!r} (default {default!r})")
+
+
+def _kind(value: Any) -> str | None:
+    for kind, types in (("bool", bool), ("int", int), ("float", float), ("list", (list, tuple)), ("str", str)):
+        if isinstance(value, types):
+            return kind
+    return None
 
 
 def load(overrides: list[str]) -> SweepConfig:

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Patch
 from scipy import stats as sps
 
@@ -30,22 +31,35 @@ def _panels(n: int, width: float, height_per_row: float, ncols: int | None = Non
     return fig, axes.flat
 
 
+def _points(key: str) -> float:
+    """A font size from the rc parameters, in points (names like "medium" resolved)."""
+    return FontProperties(size=plt.rcParams[key]).get_size_in_points()
+
+
 def _suptitle(fig: Figure, text: str, width: float) -> None:
-    """A figure title wrapped to the figure's width."""
-    size = plt.rcParams["figure.titlesize"]
-    size = size if isinstance(size, (int, float)) else 10
-    fig.suptitle(textwrap.fill(text, int(width * 144 / size)))
+    """A figure title wrapped to the figure's width.
+
+    DejaVu Sans averages about 0.6 em per character, so a line holds ``120 / size``
+    characters per inch; a wider line would widen the saved (tight) figure.
+    """
+    fig.suptitle(textwrap.fill(text, int(width * 120 / _points("figure.titlesize"))))
 
 
 def _title(ax, text: str, width: float) -> None:
-    size = plt.rcParams["axes.titlesize"]
-    size = size if isinstance(size, (int, float)) else 9
-    ax.set_title(textwrap.fill(text, int(width * 144 / size)))
+    """The title of a one-axes chart, centred on the figure rather than the axes,
+    whose tick labels push it off-centre and past the figure's edge."""
+    size = _points("axes.titlesize")
+    ax.figure.suptitle(textwrap.fill(text, int(width * 120 / size)), fontsize=size)
 
 
-def _bottom_legend(fig: Figure, ax, ncol: int) -> None:
+def _bottom_legend(fig: Figure, ax, ncol: int, width: float) -> None:
+    """A legend under the panels, with no more columns than fit in ``width`` inches."""
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol), frameon=False)
+    em = _points("legend.fontsize") / 72
+    column = (0.6 * max(map(len, labels), default=0) + 3.5) * em  # text, handle and padding
+    fits = max(1, int(width / column))
+    ncol = min(len(labels), ncol, fits)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
 
 
 def _t_ci(values: np.ndarray) -> tuple[float, float, float]:
@@ -98,15 +112,19 @@ def score_distribution(d: ChartData, width: float) -> Figure:
     ncols = len(d.tasks) if width > 5 else 1
     fig, axes = _panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     for ax, task in zip(axes, d.tasks, strict=False):
-        data = [cells[(cells.task == task) & (cells.agent == a)].score.to_numpy() for a in d.agents]
         pos = np.arange(len(d.agents))[::-1]
-        bp = ax.boxplot(data, positions=pos, vert=False, widths=0.55, patch_artist=True, showfliers=False,
-                        medianprops={"color": "black", "lw": 1})
-        for patch, agent in zip(bp["boxes"], d.agents, strict=True):
-            patch.set_facecolor(d.colors[agent])
-            patch.set_alpha(0.35)
-        for p, v, agent in zip(pos, data, d.agents, strict=True):
-            offsets = np.linspace(-0.15, 0.15, v.size) if v.size > 1 else np.zeros(1)
+        # agents without results (every cell failed) keep their row, empty
+        present = [(p, a, v) for p, a in zip(pos, d.agents, strict=True)
+                   if (v := cells[(cells.task == task) & (cells.agent == a)].score.to_numpy()).size]
+        if present:
+            bp = ax.boxplot([v for _, _, v in present], positions=[p for p, _, _ in present],
+                            orientation="horizontal", widths=0.55, patch_artist=True, showfliers=False,
+                            medianprops={"color": "black", "lw": 1})
+            for patch, (_, agent, _) in zip(bp["boxes"], present, strict=True):
+                patch.set_facecolor(d.colors[agent])
+                patch.set_alpha(0.35)
+        for p, agent, v in present:
+            offsets = np.linspace(-0.15, 0.15, v.size) if v.size > 1 else np.zeros(v.size)
             ax.scatter(v, p + offsets, s=10, color=d.colors[agent], zorder=3, edgecolor="black", linewidth=0.3)
         ax.set_yticks(pos, d.agents)
         ax.set_title(task)
@@ -128,6 +146,7 @@ def seed_heatmap(d: ChartData, width: float) -> Figure:
         ax.set_title(task)
         ax.set_xlabel("seed")
         ax.set_ylabel("")
+        ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
     _suptitle(fig, "Score per agent and seed (mean over evaluation episodes; same worlds within a seed)", width)
     return fig
@@ -157,7 +176,7 @@ def learning_curves(d: ChartData, width: float) -> Figure:
         ax.set_title(task)
         ax.set_xlabel("training episodes")
         ax.set_ylabel("evaluation score")
-    _bottom_legend(fig, axes[0], 4)
+    _bottom_legend(fig, axes[0], 4, width)
     _suptitle(fig, f"Learning curves: greedy evaluation score, mean over {len(d.seeds)} seeds (Student-t 95 % band)", width)
     return fig
 
@@ -181,8 +200,9 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
     """Hedges' g of each pair on the aggregate, with Holm-significant pairs marked."""
     g, sig = _pair_matrix(d, "hedges_g")
     fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
-    size = min(width, 0.55 * len(d.agents) + 1.6)
-    fig, ax = plt.subplots(figsize=(size + 0.8, size), layout="constrained")
+    # the colour bar takes about 0.8 in beside the square matrix; the whole stays within width
+    size = min(width, 0.55 * len(d.agents) + 2.4)
+    fig, ax = plt.subplots(figsize=(size, size - 0.8), layout="constrained")
     # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
     lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
     labels = np.array([["" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "") for v, s in zip(rg, rs, strict=True)]
@@ -193,9 +213,10 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
         ax,
         f"Aggregate normalised score, row vs column: Hedges' g; * = significant after Holm "
         f"(Welch, m = {fam['m']}, alpha = {fam['alpha']}); n = {len(d.report['protocol']['complete_seeds'])} seeds",
-        size + 0.8,
+        size,
     )
     ax.tick_params(axis="x", rotation=45)
+    ax.tick_params(axis="y", rotation=0)
     ax.grid(False)
     return fig
 
@@ -307,7 +328,7 @@ def enrollment_trajectories(d: ChartData, width: float) -> Figure:
         ax.set_title(task)
         ax.set_xlabel("day")
         ax.set_ylabel("net enrolled")
-    _bottom_legend(fig, axes[0], 7)
+    _bottom_legend(fig, axes[0], 7, width)
     _suptitle(fig, f"Net enrolled by day: median and interquartile band over {n_eps} evaluation episodes per agent", width)
     return fig
 

@@ -114,17 +114,18 @@ def _pair_stats(x: np.ndarray, y: np.ndarray, rng: np.random.Generator, reps: in
 
 
 def family(name: str, pairs: list[dict[str, Any]], alpha: float) -> dict[str, Any]:
-    """Holm over the Welch p-values of one family of comparisons."""
-    raw = [p["p_welch"] for p in pairs]
-    finite = [i for i, v in enumerate(raw) if v is not None and math.isfinite(v)]
-    adjusted = stats.holm([raw[i] for i in finite]) if finite else []
-    for p in pairs:
-        p["p_holm"] = None
-        p["significant"] = False
-    for i, adj in zip(finite, adjusted, strict=True):
-        pairs[i]["p_holm"] = float(adj)
-        pairs[i]["significant"] = bool(adj <= alpha)
-    return {"name": name, "method": "holm", "test": "welch", "m": len(finite), "alpha": alpha, "pairs": pairs}
+    """Holm over the Welch p-values of one family of comparisons.
+
+    A pair without a p-value (two agents with the same constant score) stays in the
+    family as p = 1, so m is always the declared number of pairs (the conservative
+    choice) and its raw p is reported as null.
+    """
+    raw = [p["p_welch"] if p["p_welch"] is not None and math.isfinite(p["p_welch"]) else 1.0 for p in pairs]
+    adjusted = stats.holm(raw) if raw else []
+    for p, adj in zip(pairs, adjusted, strict=True):
+        p["p_holm"] = float(adj)
+        p["significant"] = bool(p["p_welch"] is not None and adj <= alpha)
+    return {"name": name, "method": "holm", "test": "welch", "m": len(pairs), "alpha": alpha, "pairs": pairs}
 
 
 def build_report(res: Results, alpha: float, bootstrap_reps: int, bootstrap_seed: int) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from rich.progress import (
 from clinbench.config import ConfigError, SweepConfig
 from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
 from clinbench.sweep.provenance import config_hash, manifest
-from clinbench.sweep.store import CorruptCell, cell_path, read_cell, write_json_atomic
+from clinbench.sweep.store import CorruptCell, cell_path, read_cell, remove_stale_temps, write_json_atomic
 from clinbench.sweep.tidy import write_tidy
 
 
@@ -138,6 +138,9 @@ def run_sweep(
     t0 = time.perf_counter()
     runs = cfg.results / "runs"
     runs.mkdir(parents=True, exist_ok=True)
+    stale = remove_stale_temps(runs) + remove_stale_temps(cfg.results)
+    if stale:
+        console.print(f"removed {len(stale)} temporary file(s) left by an interrupted sweep")
     cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
     for message in corrupt:
         console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")
@@ -147,6 +150,7 @@ def run_sweep(
     )
     todo_hash = {id(c): h for c, h in zip(cells, hashes, strict=True)}
     outcome = SweepOutcome(total=len(cells), ran=0, resumed=len(records), corrupt=corrupt)
+    used_jobs = 0  # jobs actually used (0 when every cell was resumed)
     for h, r in records.items():
         if r["status"] == "failed":
             outcome.failed.append(r)
@@ -164,8 +168,9 @@ def run_sweep(
         bar = progress.add_task("cells", total=len(cells), completed=len(records), failed=len(outcome.failed))
         if todo:
             with backend(cfg) as jobs:
+                used_jobs = min(jobs, len(todo))
                 tasks = (delayed(run_cell_record)(c.to_dict(), todo_hash[id(c)]) for c in todo)
-                stream = Parallel(n_jobs=min(jobs, len(todo)), return_as="generator_unordered")(tasks)
+                stream = Parallel(n_jobs=used_jobs, return_as="generator_unordered")(tasks)
                 try:
                     for record in stream:
                         write_json_atomic(cell_path(runs, record["hash"]), record)
@@ -196,7 +201,7 @@ def run_sweep(
             code=code_id(),
             config_hash=config_hash(resolved),
             backend=cfg.launcher.backend,
-            jobs=cfg.launcher.jobs,
+            jobs=used_jobs,
             started=started.isoformat(timespec="seconds"),
             finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             wall_seconds=round(outcome.wall_seconds, 3),

@@ -35,6 +35,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Delete the temporary files of writes a killed sweep never finished; return them."""
+    stale = sorted(folder.glob(".*.tmp"))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
 def read_cell(path: Path, expected_hash: str | None = None) -> dict[str, Any]:
     """The record of a cell file, or CorruptCell saying what is wrong with it."""
     try:

@@ -1,0 +1,250 @@
+"""``clinbench charts`` and ``clinbench export``: files, determinism, staleness, paper format.
+
+One smoke sweep with its report and charts is built per module; tests that change a
+results folder work on a copy. Nothing is written into the repository's ``docs/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import clinbench
+from clinbench.charts import CANONICAL_RESULTS, CHARTS, default_docs
+from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN
+from clinbench.cli.app import app
+from clinbench.config import load
+from clinbench.sweep import run_sweep
+
+# A wide terminal, so that file names in messages are not folded across lines.
+runner = CliRunner(env={"COLUMNS": "300"})
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TABLE_ROW = re.compile(r"^(.*) \\\\$")
+NUMBER = rb"(-?[\d.]+)"
+MEDIA_BOX = re.compile(rb"/MediaBox\s*\[\s*" + rb"\s+".join([NUMBER] * 4) + rb"\s*\]")
+
+
+def invoke(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` by relative path."""
+    paths = sorted(p for p in folder.rglob("*") if p.is_file())
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in paths}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory) -> Path:
+    """Smoke results with their report and charts (rendered by ``clinbench charts``)."""
+    folder = tmp_path_factory.mktemp("smoke") / "results"
+    cfg = load(["preset=smoke", f"results={folder}", "launcher=sequential"])
+    outcome = run_sweep(cfg, show_progress=False)
+    assert outcome.ok, outcome.failed
+    result = invoke("report", "--results", folder, "--reproducible", "--no-charts")
+    assert result.exit_code == 0, result.output
+    result = invoke("charts", "--results", folder)
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(smoke) -> dict:
+    return json.loads((smoke / "benchmark_report.json").read_text())
+
+
+@pytest.fixture
+def copy(smoke, tmp_path) -> Path:
+    return Path(shutil.copytree(smoke, tmp_path / "results"))
+
+
+@pytest.fixture(scope="module")
+def paper(smoke, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("paper")
+    result = invoke("export", "--results", smoke, "--out", out, "--format", "pdf")
+    assert result.exit_code == 0, result.output
+    return out
+
+
+# --------------------------------------------------------------------------- charts
+@pytest.mark.parametrize("name", list(CHARTS))
+def test_every_chart_is_written_as_svg_and_png(smoke, name):
+    png = (smoke / "charts" / f"{name}.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE)
+    root = ET.parse(smoke / "charts" / f"{name}.svg").getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert b"<dc:date>" not in (smoke / "charts" / f"{name}.svg").read_bytes()
+
+
+def test_the_versions_file_lists_the_charts_and_libraries(smoke):
+    versions = json.loads((smoke / "charts" / "charts.json").read_text())
+    assert versions["charts"] == list(CHARTS)
+    assert versions["libraries"]["matplotlib"] and versions["libraries"]["seaborn"]
+    rendered = {p.name for p in (smoke / "charts").iterdir()}
+    assert rendered == {"charts.json", *(f"{n}.{ext}" for n in CHARTS for ext in ("svg", "png"))}
+
+
+@pytest.mark.slow
+def test_regenerating_is_byte_identical(smoke, copy, tmp_path):
+    shutil.rmtree(copy / "charts")
+    docs = tmp_path / "docs"
+    result = invoke("charts", "--results", copy, "--docs", docs)
+    assert result.exit_code == 0, result.output
+    assert tree(copy / "charts") == tree(smoke / "charts")
+    assert tree(docs) == tree(smoke / "charts")  # the mirror holds the same files
+
+
+def mirrored(copy: Path, tmp_path: Path) -> Path:
+    """A docs folder mirroring the copy's charts, as ``clinbench charts --docs`` leaves it."""
+    docs = tmp_path / "docs"
+    shutil.copytree(copy / "charts", docs)
+    return docs
+
+
+@pytest.mark.slow
+def test_check_passes_on_fresh_charts(copy, tmp_path):
+    docs = mirrored(copy, tmp_path)
+    result = invoke("charts", "--results", copy, "--docs", docs, "--check")
+    assert result.exit_code == 0, result.output
+    assert "up to date" in result.output
+
+
+@pytest.mark.slow
+def test_check_names_an_altered_png(copy, tmp_path):
+    docs = mirrored(copy, tmp_path)
+    altered = docs / "seed_heatmap.png"
+    altered.write_bytes(altered.read_bytes() + b"\0")
+    result = invoke("charts", "--results", copy, "--docs", docs, "--check")
+    assert result.exit_code == 1
+    stale = [line for line in result.stderr.splitlines() if line.startswith("stale")]
+    assert stale == [f"stale differs: {altered}"]
+
+
+@pytest.mark.slow
+def test_check_names_a_deleted_svg(copy, tmp_path):
+    docs = mirrored(copy, tmp_path)
+    deleted = copy / "charts" / "learning_curves.svg"
+    deleted.unlink()
+    result = invoke("charts", "--results", copy, "--docs", docs, "--check")
+    assert result.exit_code == 1
+    stale = [line for line in result.stderr.splitlines() if line.startswith("stale")]
+    assert stale == [f"stale missing: {deleted}"]
+
+
+def test_default_docs_is_only_for_the_canonical_results(smoke, tmp_path):
+    repo = Path(clinbench.__file__).resolve().parents[1]
+    assert CANONICAL_RESULTS == repo / "data" / "sweep_results"
+    assert default_docs(CANONICAL_RESULTS) == repo / "docs" / "images"
+    assert default_docs(CANONICAL_RESULTS / ".." / "sweep_results") == repo / "docs" / "images"
+    assert default_docs(smoke) is None
+    assert default_docs(tmp_path / "data" / "sweep_results") is None
+
+
+def test_charts_without_a_report_exit_2_saying_to_run_it(copy):
+    (copy / "benchmark_report.json").unlink()
+    result = invoke("charts", "--results", copy)
+    assert result.exit_code == 2
+    assert "benchmark_report.json" in result.stderr and "clinbench report" in result.stderr
+    assert "Traceback" not in result.output
+
+
+# --------------------------------------------------------------------------- export
+def test_export_writes_every_figure_table_and_readme(paper):
+    for name in CHARTS:
+        for width in ("single", "double"):
+            assert (paper / "figures" / f"{name}_{width}.pdf").read_bytes().startswith(b"%PDF-")
+    assert (paper / "tables" / "per_task.tex").exists()
+    assert (paper / "tables" / "aggregate.tex").exists()
+    assert "clinbench export" in (paper / "README.md").read_text()
+
+
+@pytest.mark.parametrize("name", list(CHARTS))
+def test_pdfs_embed_truetype_fonts(paper, name):
+    for width in ("single", "double"):
+        pdf = (paper / "figures" / f"{name}_{width}.pdf").read_bytes()
+        assert b"/FontFile2" in pdf
+        assert b"/Type3" not in pdf
+
+
+def page_width(pdf: Path) -> float:
+    """Width in inches of the (single) page of a PDF."""
+    boxes = MEDIA_BOX.findall(pdf.read_bytes())
+    assert len(boxes) == 1
+    x0, _, x1, _ = (float(v) for v in boxes[0])
+    return (x1 - x0) / 72
+
+
+@pytest.mark.parametrize("name", list(CHARTS))
+def test_column_widths(paper, name):
+    single = page_width(paper / "figures" / f"{name}_single.pdf")
+    double = page_width(paper / "figures" / f"{name}_double.pdf")
+    # saved with a tight bounding box: a little off the figure width, never much wider
+    assert single == pytest.approx(SINGLE_COLUMN, abs=0.3)
+    assert double <= DOUBLE_COLUMN + 0.3
+    assert double > single + 1.0
+
+
+def table_rows(text: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells of a booktabs table written by the export."""
+    lines = text.splitlines()
+    assert lines.count(r"\toprule") == lines.count(r"\midrule") == lines.count(r"\bottomrule") == 1
+    top, mid, bottom = lines.index(r"\toprule"), lines.index(r"\midrule"), lines.index(r"\bottomrule")
+    assert top < mid < bottom
+    header = TABLE_ROW.match(lines[top + 1]).group(1).split(" & ")
+    body = [TABLE_ROW.match(line).group(1).split(" & ") for line in lines[mid + 1 : bottom]]
+    return header, body
+
+
+def significantly_worse(report: dict, family: str, best: str) -> set[str]:
+    """Agents whose pair with ``best`` is Holm-significant in ``family``, ``best`` ahead."""
+    fam = next(f for f in report["families"] if f["name"] == family)
+    out = set()
+    for q in fam["pairs"]:
+        if best in (q["a"], q["b"]) and q["significant"]:
+            other, lead = (q["b"], q["mean_diff"]) if q["a"] == best else (q["a"], -q["mean_diff"])
+            if lead > 0:
+                out.add(other)
+    return out
+
+
+def test_per_task_table_marks_the_best_and_the_significantly_worse(paper, report):
+    header, body = table_rows((paper / "tables" / "per_task.tex").read_text())
+    tasks, agents = report["protocol"]["tasks"], report["protocol"]["agents"]
+    assert header == ["Agent", *(t.replace("_", r"\_") for t in tasks)]
+    assert [row[0] for row in body] == agents
+    for j, task in enumerate(tasks, start=1):
+        column = {row[0]: row[j] for row in body}
+        bold = [a for a, cell in column.items() if r"\textbf" in cell]
+        means = report["per_task"][task]
+        assert bold == [max(agents, key=lambda a: means[a]["mean"])]
+        daggers = {a for a, cell in column.items() if r"\dagger" in cell}
+        assert daggers == significantly_worse(report, task, bold[0])
+        for a, cell in column.items():
+            assert cell.replace(r"\textbf{", "").startswith(f"{means[a]['mean']:.3f}")
+
+
+def test_aggregate_table_marks_the_best_and_the_significantly_worse(paper, report):
+    header, body = table_rows((paper / "tables" / "aggregate.tex").read_text())
+    assert header == ["Agent", "IQM", "Mean", "Median", "Optimality gap"]
+    agg = report["aggregate"]
+    columns = [("iqm", max), ("mean", max), ("median", max), ("optimality_gap", min)]
+    for j, (key, pick) in enumerate(columns, start=1):
+        bold = [row[0].replace(r"$^\dagger$", "") for row in body if r"\textbf" in row[j]]
+        assert len(bold) == 1
+        assert agg[bold[0]][key]["value"] == pick(v[key]["value"] for v in agg.values())
+    best = max(agg, key=lambda a: agg[a]["iqm"]["value"])
+    daggers = {row[0].replace(r"$^\dagger$", "") for row in body if r"\dagger" in row[0]}
+    assert daggers == significantly_worse(report, "aggregate", best)
+
+
+@pytest.mark.slow
+def test_export_is_byte_identical(smoke, paper, tmp_path):
+    result = invoke("export", "--results", smoke, "--out", tmp_path, "--format", "pdf")
+    assert result.exit_code == 0, result.output
+    assert tree(tmp_path) == tree(paper)

@@ -1,0 +1,448 @@
+"""``clinbench report``: its numbers against scipy on the tidy CSV, its files, and bad input.
+
+One smoke sweep is run per module; tests that change a results folder work on a copy.
+Every expected number is recomputed here from ``sweep_results.csv`` (a cell's score is
+the mean over its evaluation episodes) with scipy, never read back from clinbench.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from typer.testing import CliRunner
+
+from clinbench.cli.app import app
+from clinbench.config import load
+from clinbench.sweep import run_sweep
+
+# A wide terminal, so that messages are not folded across lines.
+runner = CliRunner(env={"COLUMNS": "200"})
+STAT_SECTIONS = ("per_task", "aggregate", "families", "ranking", "power")
+MD_SECTIONS = (
+    "## Protocol",
+    "## Per-task scores",
+    "## Aggregate over tasks",
+    "## Pairwise comparisons",
+    "## Power",
+    "## Provenance",
+    "## Warnings",
+)
+
+
+def invoke(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def sweep(folder: Path, *overrides: str) -> Path:
+    outcome = run_sweep(
+        load(["preset=smoke", f"results={folder}", "launcher=sequential", *overrides]), show_progress=False
+    )
+    assert outcome.ok, outcome.failed
+    return folder
+
+
+def report(folder: Path, *args: object) -> dict:
+    """Run ``clinbench report`` (no charts) on ``folder`` and return its JSON."""
+    result = invoke("report", "--results", folder, "--no-charts", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads((folder / "benchmark_report.json").read_text())
+
+
+def files(folder: Path) -> tuple[bytes, bytes]:
+    return (folder / "benchmark_report.json").read_bytes(), (folder / "benchmark_report.md").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory) -> Path:
+    folder = sweep(tmp_path_factory.mktemp("smoke") / "results")
+    report(folder, "--reproducible")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def rep(smoke) -> dict:
+    return json.loads((smoke / "benchmark_report.json").read_text())
+
+
+@pytest.fixture
+def copy(smoke, tmp_path) -> Path:
+    """A copy of the smoke results that a test may damage."""
+    return Path(shutil.copytree(smoke, tmp_path / "results"))
+
+
+@pytest.fixture(scope="module")
+def cells(smoke) -> pd.Series:
+    """Per-seed cell scores, indexed by (task, agent, seed), from the tidy CSV."""
+    frame = pd.read_csv(smoke / "sweep_results.csv")
+    return frame.groupby(["task", "agent", "seed"]).score.mean()
+
+
+def per_seed(cells: pd.Series, task: str, agent: str) -> np.ndarray:
+    return cells.loc[(task, agent)].sort_index().to_numpy()
+
+
+def normalised(cells: pd.Series, rep: dict, agent: str) -> np.ndarray:
+    """tasks x seeds normalised scores of ``agent`` with the references stored in the report."""
+    refs, seeds = rep["protocol"]["references"], rep["protocol"]["complete_seeds"]
+    rows = []
+    for task in rep["protocol"]["tasks"]:
+        lo, hi = refs[task]["random"], refs[task]["reference_planner"]
+        rows.append([(cells.loc[(task, agent, s)] - lo) / (hi - lo) for s in seeds])
+    return np.array(rows)
+
+
+def constant(a: np.ndarray) -> bool:
+    return bool(np.all(a == a[0]))
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjustment, written out: p_(i) * (m - i), running maximum, capped at 1."""
+    m = len(pvalues)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def family(rep: dict, name: str) -> dict:
+    return next(f for f in rep["families"] if f["name"] == name)
+
+
+def family_samples(cells: pd.Series, rep: dict, name: str) -> dict[str, np.ndarray]:
+    """Per-seed samples of every agent in a family: the task's scores, or on the aggregate
+    the mean over tasks of the normalised scores."""
+    agents = rep["protocol"]["agents"]
+    if name == "aggregate":
+        return {a: normalised(cells, rep, a).mean(axis=0) for a in agents}
+    return {a: per_seed(cells, name, a) for a in agents}
+
+
+# --------------------------------------------------------------------------- numbers
+def test_per_task_summaries_match_the_csv(rep, cells):
+    p = rep["protocol"]
+    assert list(rep["per_task"]) == p["tasks"]
+    for task in p["tasks"]:
+        assert list(rep["per_task"][task]) == p["agents"]
+        for agent, s in rep["per_task"][task].items():
+            v = per_seed(cells, task, agent)
+            half = sps.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+            assert s["n"] == v.size == len(p["seeds"])
+            assert s["seeds"] == p["seeds"]
+            assert s["mean"] == pytest.approx(v.mean(), rel=1e-12, abs=1e-15)
+            assert s["sd"] == pytest.approx(v.std(ddof=1), rel=1e-9, abs=1e-12)
+            assert s["lo"] == pytest.approx(v.mean() - half, rel=1e-9, abs=1e-12)
+            assert s["hi"] == pytest.approx(v.mean() + half, rel=1e-9, abs=1e-12)
+            assert s["median"] == pytest.approx(np.median(v), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["aggregate", "easy_bench", "medium_bench", "hard_bench"])
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy, on a constant sample
+def test_pairwise_tests_match_scipy(rep, cells, name):
+    fam = family(rep, name)
+    samples = family_samples(cells, rep, name)
+    agents = rep["protocol"]["agents"]
+    assert [(q["a"], q["b"]) for q in fam["pairs"]] == list(itertools.combinations(agents, 2))
+    for q in fam["pairs"]:
+        x, y = samples[q["a"]], samples[q["b"]]
+        assert q["n"] == [x.size, y.size]
+        assert q["mean_diff"] == pytest.approx(x.mean() - y.mean(), abs=1e-12)
+        if constant(x) and constant(y):
+            # no spread at all: clinbench reports the limit (documented in stats.welch),
+            # where scipy divides rounding noise by itself
+            assert q["welch_t"] is None
+            assert q["p_welch"] == (None if x[0] == y[0] else 0.0)
+        else:
+            w = sps.ttest_ind(x, y, equal_var=False)
+            assert q["welch_t"] == pytest.approx(w.statistic, rel=1e-9)
+            assert q["p_welch"] == pytest.approx(w.pvalue, rel=1e-9)
+        d = x - y
+        if constant(d):
+            assert q["p_paired"] == (None if d[0] == 0 else 0.0)
+        else:
+            assert q["p_paired"] == pytest.approx(sps.ttest_rel(x, y).pvalue, rel=1e-9)
+        u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
+        assert q["prob_improvement"] == pytest.approx(u / (x.size * y.size), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["aggregate", "easy_bench", "medium_bench", "hard_bench"])
+def test_holm_over_each_family(rep, name):
+    fam = family(rep, name)
+    tested = [q for q in fam["pairs"] if q["p_welch"] is not None]
+    untested = [q for q in fam["pairs"] if q["p_welch"] is None]
+    assert fam["method"] == "holm"
+    assert fam["alpha"] == rep["protocol"]["alpha"] == 0.05
+    # m is the declared family size; a pair without a test (both agents with the same
+    # constant score) counts as p = 1 and is never significant
+    assert fam["m"] == len(fam["pairs"])
+    raw = [q["p_welch"] if q["p_welch"] is not None else 1.0 for q in fam["pairs"]]
+    for q, expected in zip(fam["pairs"], holm(raw), strict=True):
+        assert q["p_holm"] == pytest.approx(expected, rel=1e-12, abs=1e-300)
+    for q in tested:
+        assert q["p_holm"] >= q["p_welch"]
+        assert q["significant"] == (q["p_holm"] <= fam["alpha"])
+    for q in untested:
+        assert q["significant"] is False
+
+
+def test_aggregate_point_estimates_follow_their_definitions(rep, cells):
+    assert set(rep["aggregate"]) == set(rep["protocol"]["agents"])
+    for agent, a in rep["aggregate"].items():
+        norm = normalised(cells, rep, agent)
+        assert a["iqm"]["value"] == pytest.approx(sps.trim_mean(norm.ravel(), 0.25), rel=1e-9, abs=1e-12)
+        assert a["mean"]["value"] == pytest.approx(norm.mean(), rel=1e-9, abs=1e-12)
+        gap = 1 - np.minimum(norm, 1).mean()
+        assert a["optimality_gap"]["value"] == pytest.approx(gap, rel=1e-9, abs=1e-12)
+        for stat in a.values():
+            assert stat["lo"] <= stat["hi"]
+
+
+def test_friedman_matches_scipy(rep, cells):
+    p = rep["protocol"]
+    agents, tasks, seeds = p["agents"], p["tasks"], p["complete_seeds"]
+    columns = [[cells.loc[(t, a, s)] for t in tasks for s in seeds] for a in agents]
+    expected = sps.friedmanchisquare(*columns)
+    assert rep["ranking"]["blocks"] == len(tasks) * len(seeds)
+    assert rep["ranking"]["friedman_statistic"] == pytest.approx(expected.statistic, rel=1e-9)
+    assert rep["ranking"]["friedman_p"] == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+# --------------------------------------------------------------------------- files
+def leaves(value, path=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from leaves(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def test_json_keeps_numbers_as_numbers(smoke, rep):
+    def no_constants(name):
+        raise AssertionError(f"{name} in the JSON")
+
+    json.loads((smoke / "benchmark_report.json").read_text(), parse_constant=no_constants)
+    for section in STAT_SECTIONS:
+        for path, value in leaves(rep[section], section):
+            if isinstance(value, str):
+                with pytest.raises(ValueError):
+                    float(value)  # a number written as text
+                assert "[" not in value, f"{path} holds an interval as text: {value!r}"
+    for rows in rep["per_task"].values():
+        for s in rows.values():
+            assert all(isinstance(s[k], float) for k in ("mean", "sd", "lo", "hi"))
+            assert isinstance(s["n"], int)
+    for stats in rep["aggregate"].values():
+        for s in stats.values():
+            assert set(s) == {"value", "lo", "hi"} and all(isinstance(v, float) for v in s.values())
+    for fam in rep["families"]:
+        assert isinstance(fam["m"], int) and isinstance(fam["alpha"], float)
+        for q in fam["pairs"]:
+            for key in ("p_welch", "p_holm", "p_paired"):
+                assert q[key] is None or isinstance(q[key], float)
+            assert isinstance(q["significant"], bool)
+            assert isinstance(q["diff_lo"], float) and isinstance(q["diff_hi"], float)
+
+
+def test_markdown_opens_with_the_verdict_then_has_every_section(smoke, rep):
+    md = (smoke / "benchmark_report.md").read_text()
+    lines = md.splitlines()
+    first = next(line for line in lines if line.strip() and not line.startswith("#"))
+    assert rep["verdict"] and first == rep["verdict"][0]
+    head = md[: md.index("## Protocol")]
+    assert all(sentence in head for sentence in rep["verdict"])
+    positions = [md.index(s) for s in MD_SECTIONS]
+    assert positions == sorted(positions)
+    for fam in rep["families"]:
+        assert f"### {fam['name']} (m = {fam['m']}, alpha = {fam['alpha']})" in md
+    assert "Generated" not in md and rep["generated"] is None
+
+
+def test_reproducible_reports_are_byte_identical(copy, smoke):
+    report(copy, "--reproducible")
+    first = files(copy)
+    report(copy, "--reproducible")
+    assert files(copy) == first == files(smoke)
+
+
+def test_without_reproducible_the_generation_time_is_recorded(copy):
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    rep = report(copy)
+    generated = dt.datetime.fromisoformat(rep["generated"])
+    assert before <= generated <= dt.datetime.now(dt.timezone.utc)
+    assert f"Generated {rep['generated']}" in (copy / "benchmark_report.md").read_text()
+
+
+def intervals(rep: dict) -> dict[tuple[str, str], tuple[float, float]]:
+    return {(a, k): (s["lo"], s["hi"]) for a, stats in rep["aggregate"].items() for k, s in stats.items()}
+
+
+def test_bootstrap_seed_drives_the_aggregate_intervals(copy):
+    # With two seeds a task has only four distinct resamples, so the 2.5 % and 97.5 %
+    # quantiles of many replicates are the same extremes whatever the seed; with few
+    # replicates they are order statistics that depend on the draws.
+    def run(seed: int) -> dict:
+        return report(copy, "--reproducible", "--bootstrap-reps", 40, "--bootstrap-seed", seed)
+
+    one, again, other = run(1), run(1), run(2)
+    assert one["protocol"]["bootstrap_seed"] == 1 and other["protocol"]["bootstrap_seed"] == 2
+    assert intervals(one) == intervals(again)
+    assert intervals(one) != intervals(other)
+    for a in one["aggregate"]:  # the point estimates do not depend on the bootstrap
+        assert {k: s["value"] for k, s in one["aggregate"][a].items()} == {
+            k: s["value"] for k, s in other["aggregate"][a].items()
+        }
+
+
+def test_an_agents_intervals_do_not_depend_on_the_other_agents(copy, rep):
+    subset = ["heuristic", "random", "klong"]
+    sweep(copy, f"agents=[{','.join(subset)}]")  # every cell is reused from the copy
+    small = report(copy, "--reproducible")
+    assert small["protocol"]["agents"] == subset
+    for a in subset:
+        assert small["aggregate"][a] == rep["aggregate"][a]
+        for task in rep["protocol"]["tasks"]:
+            assert small["per_task"][task][a] == rep["per_task"][task][a]
+    full = {(q["a"], q["b"]): q for q in family(rep, "easy_bench")["pairs"]}
+    for q in family(small, "easy_bench")["pairs"]:
+        assert (q["poi_lo"], q["poi_hi"], q["p_welch"]) == (
+            full[q["a"], q["b"]]["poi_lo"],
+            full[q["a"], q["b"]]["poi_hi"],
+            full[q["a"], q["b"]]["p_welch"],
+        )
+    assert family(small, "aggregate")["m"] == 3
+
+
+# --------------------------------------------------------------------------- incomplete grids
+def cell_entry(folder: Path, index: int) -> dict:
+    return json.loads((folder / "manifest.json").read_text())["cells"][index]
+
+
+@pytest.mark.slow
+def test_a_missing_cell_is_reported_and_the_rest_analysed(copy):
+    cell = cell_entry(copy, -1)
+    (copy / "runs" / f"{cell['hash']}.json").unlink()
+    result = invoke("report", "--results", copy, "--reproducible")  # with the charts
+    assert result.exit_code == 0, result.output
+    rep = json.loads((copy / "benchmark_report.json").read_text())
+    where = {k: cell[k] for k in ("task", "agent", "seed")}
+    assert rep["missing"] == [{**where, "reason": "no cell file"}]
+    assert any("missing" in w for w in rep["warnings"])
+    assert "warning:" in result.stderr
+    assert cell["seed"] not in rep["protocol"]["complete_seeds"]
+    assert rep["per_task"][cell["task"]][cell["agent"]]["n"] == len(rep["protocol"]["seeds"]) - 1
+    md = (copy / "benchmark_report.md").read_text()
+    missing = md[md.index("## Missing or failed cells") : md.index("## Warnings")]
+    assert f"| {cell['task']} | {cell['agent']} | {cell['seed']} | no cell file |" in missing
+    assert "missing" in md[md.index("## Warnings") :]
+    assert (copy / "charts" / "agent_comparison.svg").exists()
+
+
+def test_a_corrupt_cell_is_reported_as_missing(copy):
+    cell = cell_entry(copy, 0)
+    path = copy / "runs" / f"{cell['hash']}.json"
+    path.write_bytes(path.read_bytes()[:50])  # truncated, as by a crash mid-write
+    rep = report(copy, "--reproducible")
+    where = ("task", "agent", "seed")
+    assert [[m[k] for k in where] for m in rep["missing"]] == [[cell[k] for k in where]]
+    assert rep["missing"][0]["reason"].startswith("corrupt")
+    assert "## Missing or failed cells" in (copy / "benchmark_report.md").read_text()
+
+
+def damage(kind: str, folder: Path) -> Path:
+    """A results folder the report cannot use at all."""
+    if kind == "no folder":
+        return folder / "nowhere"
+    if kind == "empty folder":
+        empty = folder / "empty"
+        empty.mkdir()
+        return empty
+    manifest = folder / "manifest.json"
+    if kind == "no manifest":
+        manifest.unlink()
+    elif kind == "manifest not JSON":
+        manifest.write_text('{"grid": {"tasks": [')
+    elif kind == "manifest without cells":
+        manifest.write_text("{}")
+    elif kind == "no cell files":
+        shutil.rmtree(folder / "runs")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("no folder", "no results folder"),
+        ("empty folder", "manifest.json"),
+        ("no manifest", "manifest.json"),
+        ("manifest not JSON", "unreadable"),
+        ("manifest without cells", "unreadable"),
+        ("no cell files", "no finished cells"),
+    ],
+)
+def test_unusable_results_exit_2_with_a_message(copy, kind, says):
+    result = invoke("report", "--results", damage(kind, copy), "--no-charts")
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr and says in result.stderr
+    assert isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+
+
+# --------------------------------------------------------------------------- options
+def test_alpha_sets_every_family(copy, rep):
+    strict = report(copy, "--reproducible", "--alpha", 0.01)
+    assert strict["protocol"]["alpha"] == 0.01
+    for fam, before in zip(strict["families"], rep["families"], strict=True):
+        assert fam["alpha"] == 0.01
+        for q, b in zip(fam["pairs"], before["pairs"], strict=True):
+            assert q["p_holm"] == b["p_holm"]  # alpha decides, it does not adjust
+            assert q["significant"] == (q["p_holm"] is not None and q["p_holm"] <= 0.01)
+    assert "alpha = 0.01" in (copy / "benchmark_report.md").read_text()
+
+
+@pytest.mark.parametrize("alpha", ["2", "0", "1", "-0.5", "x"])
+def test_alpha_outside_0_1_exits_2(copy, alpha):
+    result = invoke("report", "--results", copy, "--no-charts", "--alpha", alpha)
+    assert result.exit_code == 2, result.output
+    assert "alpha" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_report_check_detects_a_stale_report(copy):
+    assert invoke("report", "--results", copy, "--check").exit_code == 0
+    md = copy / "benchmark_report.md"
+    md.write_text(md.read_text().replace("## Power", "## Power (edited)"))
+    result = invoke("report", "--results", copy, "--check")
+    assert result.exit_code == 1
+    assert "benchmark_report.md" in result.stderr and "benchmark_report.json" not in result.stderr
+
+
+# --------------------------------------------------------------------------- sweep
+@pytest.mark.slow
+@pytest.mark.parametrize("no_report", [False, True])
+def test_sweep_writes_the_report_unless_told_not_to(copy, no_report):
+    for name in ("benchmark_report.json", "benchmark_report.md"):
+        (copy / name).unlink()
+    shutil.rmtree(copy / "charts", ignore_errors=True)
+    args = ["sweep", "preset=smoke", "--results", copy, "--backend", "sequential", "--quiet"]
+    result = invoke(*args, *(["--no-report"] if no_report else []))
+    assert result.exit_code == 0, result.output
+    assert "36 cells: 0 run, 36 resumed" in result.output  # the copy's cells were reused
+    written = [(copy / n).exists() for n in ("benchmark_report.json", "benchmark_report.md")]
+    assert written == [not no_report] * 2
+    assert (copy / "charts").exists() == (not no_report)
+    if not no_report:
+        rep = json.loads((copy / "benchmark_report.json").read_text())
+        assert rep["protocol"]["agents"] and rep["generated"] is not None
