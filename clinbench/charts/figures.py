@@ -230,7 +230,7 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
     for yi, p in zip(y, pairs, strict=True):
         v = p["prob_improvement"]
         ax.errorbar(v, yi, xerr=[[v - p["poi_lo"]], [p["poi_hi"] - v]], fmt="o", ms=4, capsize=2,
-                    color=d.colors[p["a"]], mec=d.colors[p["b"]], mew=1.5)
+                    color=d.colors[p["a"]])
     ax.axvline(0.5, color="grey", ls=":", lw=1)
     ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
     ax.set_xlim(-0.02, 1.02)
@@ -250,7 +250,7 @@ def performance_profile(d: ChartData, width: float) -> Figure:
             ax.plot(taus, (v[None, :] > taus[:, None]).mean(axis=1), color=d.colors[agent], label=agent, lw=1.5)
     ax.set_xlabel(r"normalised score $\tau$")
     ax.set_ylabel(r"fraction of runs with score > $\tau$")
-    ax.legend(frameon=False, ncol=2)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _title(ax, f"Performance profile over {len(d.tasks)} tasks x {len(d.seeds)} seeds (0 = random, 1 = reference planner)", min(width, 5.0))
     return fig
 
