@@ -225,11 +225,11 @@ def _check_agent_params(agents: tuple[str, ...], params: dict[str, Any]) -> None
     every cell of the agent)."""
     import inspect
 
-    from clinbench.agents.base import _AGENTS
+    from clinbench.agents.base import agent_entry
 
     for a in agents:
         defaults: dict[str, Any] = {}
-        for klass in _AGENTS[a].factory.__mro__:
+        for klass in agent_entry(a).factory.__mro__:
             if "__init__" in klass.__dict__:
                 for p in inspect.signature(klass.__init__).parameters.values():
                     named = p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)

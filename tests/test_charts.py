@@ -19,8 +19,6 @@ import clinbench
 from clinbench.charts import CANONICAL_RESULTS, CHARTS, default_docs
 from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN
 from clinbench.cli.app import app
-from clinbench.config import load
-from clinbench.sweep import run_sweep
 
 # A wide terminal, so that file names in messages are not folded across lines.
 runner = CliRunner(env={"COLUMNS": "300"})
@@ -41,17 +39,9 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory) -> Path:
-    """Smoke results with their report and charts (rendered by ``clinbench charts``)."""
-    folder = tmp_path_factory.mktemp("smoke") / "results"
-    cfg = load(["preset=smoke", f"results={folder}", "launcher=sequential"])
-    outcome = run_sweep(cfg, show_progress=False)
-    assert outcome.ok, outcome.failed
-    result = invoke("report", "--results", folder, "--reproducible", "--no-charts")
-    assert result.exit_code == 0, result.output
-    result = invoke("charts", "--results", folder)
-    assert result.exit_code == 0, result.output
-    return folder
+def smoke(smoke_results) -> Path:
+    """Smoke results with their report and charts (shared, read-only)."""
+    return smoke_results
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from clinbench.agents.base import _AGENTS, agent_entries, make_agent
+from clinbench.agents.base import agent_entries, agent_entry, make_agent
 from clinbench.agents.core.rollout import collect_group
 from clinbench.env import make
 from clinbench.protocol import Protocol, run_cell
@@ -142,5 +142,5 @@ def test_learning_agents_are_registered_with_configs():
     assert names == set(LEARNERS) | {"grpo"}
     for name in names:
         assert (CONF / f"{name}.yaml").exists()
-        module = inspect.getmodule(_AGENTS[name].factory)
+        module = inspect.getmodule(agent_entry(name).factory)
         assert "arXiv" in module.__doc__

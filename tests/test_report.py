@@ -62,10 +62,9 @@ def files(folder: Path) -> tuple[bytes, bytes]:
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory) -> Path:
-    folder = sweep(tmp_path_factory.mktemp("smoke") / "results")
-    report(folder, "--reproducible")
-    return folder
+def smoke(smoke_results) -> Path:
+    """Smoke results with their reproducible report (shared, read-only)."""
+    return smoke_results
 
 
 @pytest.fixture(scope="module")

@@ -82,6 +82,14 @@ def agent_entries() -> list[AgentEntry]:
     return [_AGENTS[n] for n in agent_names()]
 
 
+def agent_entry(name: str) -> AgentEntry:
+    """The registry entry of ``name`` (KeyError listing the valid names)."""
+    _load_builtin()
+    if name not in _AGENTS:
+        raise KeyError(f"unknown agent {name!r}; valid: {', '.join(agent_names())}")
+    return _AGENTS[name]
+
+
 def make_agent(name: str, env: Env, **config: Any) -> Agent:
     """Build the agent ``name`` for ``env``; unknown names list the valid ones."""
     _load_builtin()

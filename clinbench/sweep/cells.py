@@ -81,12 +81,12 @@ class Cell:
         return asdict(self)
 
 
-#: Rough relative cost of a cell, to start the longest first (balances the workers).
 def expected_cost(cell: Cell) -> float:
-    from clinbench.agents.base import _AGENTS
+    """Rough relative cost of a cell, to start the longest first (balances the workers)."""
+    from clinbench.agents.base import agent_entry
 
-    learning = _AGENTS[cell.agent].learning
-    return (cell.protocol["train_episodes"] + cell.protocol["eval_episodes"] * 2) if learning else cell.protocol["eval_episodes"] * 0.1
+    p = cell.protocol
+    return p["train_episodes"] + 2 * p["eval_episodes"] if agent_entry(cell.agent).learning else 0.1 * p["eval_episodes"]
 
 
 def expand(cfg: SweepConfig) -> list[Cell]:

@@ -1,0 +1,80 @@
+"""The ablations of the learning agents, each a sweep, and their table for docs/agents.md.
+
+    python experiments/ablations.py            # runs (or resumes) every ablation sweep
+    python experiments/ablations.py --table    # only prints the Markdown table
+
+Each ablation collapses a method towards its parent (``docs/agents.md``) and runs on
+the canonical protocol (seeds 1 7 21 42 123, default budget) into
+``data/ablations/<name>/``, next to the full methods in ``data/sweep_results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from clinbench.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+#: label -> (results folder name, agent, overrides)
+ABLATIONS = {
+    "grpo (hcapo with omega = 0)": ("grpo", "grpo", []),
+    "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
+    "klong, imitation only": ("klong_imitation_only", "klong", ["agent.klong.rl=false"]),
+    "klong, no stages": ("klong_no_stages", "klong", ["agent.klong.stages=[180]"]),
+    "memexrl, memory masked": ("memexrl_memory_masked", "memexrl", ["agent.memexrl.mask_memory=true"]),
+}
+
+
+def folder(label: str) -> Path:
+    return ROOT / "data" / "ablations" / ABLATIONS[label][0]
+
+
+def run(label: str) -> None:
+    _, agent, overrides = ABLATIONS[label]
+    args = ["sweep", "--agents", agent, "--results", str(folder(label)), "--no-report", "--quiet", *overrides]
+    try:
+        app(args, prog_name="ablations", standalone_mode=False)
+    except SystemExit as exc:  # typer exits 0 on success
+        if exc.code:
+            raise
+
+
+def cell(values: np.ndarray) -> str:
+    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    return f"{values.mean():.3f} ± {half:.3f}"
+
+
+def table() -> str:
+    rows = ["| agent | " + " | ".join(TASKS) + " |", "|---|" + "---|" * len(TASKS)]
+    sources = [(a, ROOT / "data" / "sweep_results", a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")]
+    sources += [(label, folder(label), agent) for label, (_, agent, _) in ABLATIONS.items()]
+    for label, path, agent in sources:
+        frame = pd.read_csv(path / "sweep_results.csv")
+        frame = frame[frame.agent == agent]
+        per_seed = frame.groupby(["task", "seed"]).score.mean()
+        rows.append(f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in TASKS) + " |")
+    return "\n".join(rows)
+
+
+TASKS = ("easy_bench", "medium_bench", "hard_bench")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--table", action="store_true", help="only print the table")
+    args = parser.parse_args()
+    if not args.table:
+        for label in ABLATIONS:
+            print(f"running {label} -> {folder(label).relative_to(ROOT)}", file=sys.stderr)
+            run(label)
+    print(table())
+
+
+if __name__ == "__main__":
+    main()

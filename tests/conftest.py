@@ -1,0 +1,24 @@
+"""Fixtures shared by several test files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clinbench.cli.app import app
+from clinbench.config import load
+from clinbench.sweep import run_sweep
+
+
+@pytest.fixture(scope="session")
+def smoke_results(tmp_path_factory) -> Path:
+    """One smoke sweep with its reproducible report and its charts. Do not modify:
+    tests that damage results work on a copy."""
+    folder = tmp_path_factory.mktemp("smoke") / "results"
+    outcome = run_sweep(load(["preset=smoke", f"results={folder}", "launcher=sequential"]), show_progress=False)
+    assert outcome.ok, outcome.failed
+    result = CliRunner().invoke(app, ["report", "--results", str(folder), "--reproducible"])
+    assert result.exit_code == 0, result.output
+    return folder

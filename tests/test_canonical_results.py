@@ -1,0 +1,39 @@
+"""The committed results were computed by the code in this checkout.
+
+A cell's hash covers the code that runs it, so results of other code would not be
+resumed by `clinbench sweep`; this test fails when the environment, agents or protocol
+change without the canonical run (and the ablations) being recomputed. CI separately
+checks that the committed report and charts are what the code renders from them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clinbench.sweep.cells import code_id
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = [ROOT / "data" / "sweep_results", *sorted((ROOT / "data" / "ablations").glob("*"))]
+
+
+@pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_committed_runs_come_from_this_code(folder):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["code"] == code_id(), (
+        f"{folder} was computed by cell code {manifest['code']}, this checkout is {code_id()}: "
+        "rerun `clinbench sweep --seeds 1 7 21 42 123` (and `python experiments/ablations.py`)"
+    )
+    assert manifest["counts"]["failed"] == 0
+    assert all(c["status"] == "ok" for c in manifest["cells"])
+    for cell in manifest["cells"]:
+        assert (folder / "runs" / f"{cell['hash']}.json").exists()
+
+
+def test_canonical_run_is_the_default_protocol():
+    manifest = json.loads((ROOT / "data" / "sweep_results" / "manifest.json").read_text())
+    assert manifest["grid"]["seeds"] == [1, 7, 21, 42, 123]
+    assert manifest["grid"]["agents"] == ["heuristic", "random", "hcapo", "mira", "klong", "memexrl"]
+    assert manifest["protocol"] == {"train_episodes": 600, "eval_episodes": 10, "curve_points": 5}
