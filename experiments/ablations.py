@@ -35,9 +35,11 @@ def folder(label: str) -> Path:
     return ROOT / "data" / "ablations" / ABLATIONS[label][0]
 
 
-def run(label: str) -> None:
+def run(label: str, fresh: bool = False) -> None:
     _, agent, overrides = ABLATIONS[label]
     args = ["sweep", "--agents", agent, "--results", str(folder(label)), "--no-report", "--quiet", *overrides]
+    if fresh:
+        args.append("--no-resume")
     try:
         app(args, prog_name="ablations", standalone_mode=False)
     except SystemExit as exc:  # typer exits 0 on success
@@ -68,11 +70,12 @@ TASKS = ("easy_bench", "medium_bench", "hard_bench")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--table", action="store_true", help="only print the table")
+    parser.add_argument("--fresh", action="store_true", help="recompute every cell (--no-resume)")
     args = parser.parse_args()
     if not args.table:
         for label in ABLATIONS:
             print(f"running {label} -> {folder(label).relative_to(ROOT)}", file=sys.stderr)
-            run(label)
+            run(label, args.fresh)
     print(table())
 
 

@@ -18,8 +18,16 @@ LIBRARIES = (
 )
 
 
+#: Generated artefacts, left out of the dirty check: a sweep writes into them.
+GENERATED = ("data", "docs/images", "reports")
+
+
 def git_state(root: Path) -> dict[str, Any]:
-    """Commit sha and whether the work tree has uncommitted changes (None outside git)."""
+    """Commit sha and whether the sources have uncommitted changes (None outside git).
+
+    Changes under the generated folders (``GENERATED``) do not count: a sweep into the
+    canonical results folder rewrites them while it runs.
+    """
     def git(*args: str) -> str | None:
         try:
             out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
@@ -28,7 +36,7 @@ def git_state(root: Path) -> dict[str, Any]:
         return out.stdout.strip() if out.returncode == 0 else None
 
     sha = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){g}" for g in GENERATED))
     return {"sha": sha, "dirty": None if status is None else bool(status)}
 
 
