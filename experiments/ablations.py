@@ -11,6 +11,7 @@ the canonical protocol (seeds 1 7 21 42 123, default budget) into
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -32,12 +33,13 @@ ABLATIONS = {
 
 
 def folder(label: str) -> Path:
-    return ROOT / "data" / "ablations" / ABLATIONS[label][0]
+    """The results folder, relative to the repository root (recorded in config.yaml)."""
+    return Path("data") / "ablations" / ABLATIONS[label][0]
 
 
 def run(label: str, fresh: bool = False) -> None:
     _, agent, overrides = ABLATIONS[label]
-    args = ["sweep", "--agents", agent, "--results", str(folder(label)), "--no-report", "--quiet", *overrides]
+    args = ["sweep", "--agents", agent, "--results", folder(label).as_posix(), "--no-report", "--quiet", *overrides]
     if fresh:
         args.append("--no-resume")
     try:
@@ -54,7 +56,7 @@ def cell(values: np.ndarray) -> str:
 
 def table() -> str:
     rows = ["| agent | " + " | ".join(TASKS) + " |", "|---|" + "---|" * len(TASKS)]
-    sources = [(a, ROOT / "data" / "sweep_results", a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")]
+    sources = [(a, Path("data") / "sweep_results", a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")]
     sources += [(label, folder(label), agent) for label, (_, agent, _) in ABLATIONS.items()]
     for label, path, agent in sources:
         frame = pd.read_csv(path / "sweep_results.csv")
@@ -72,9 +74,10 @@ def main() -> None:
     parser.add_argument("--table", action="store_true", help="only print the table")
     parser.add_argument("--fresh", action="store_true", help="recompute every cell (--no-resume)")
     args = parser.parse_args()
+    os.chdir(ROOT)
     if not args.table:
         for label in ABLATIONS:
-            print(f"running {label} -> {folder(label).relative_to(ROOT)}", file=sys.stderr)
+            print(f"running {label} -> {folder(label)}", file=sys.stderr)
             run(label, args.fresh)
     print(table())
 
