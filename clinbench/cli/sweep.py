@@ -52,10 +52,7 @@ def overrides_from_flags(
     scheduler: str | None,
     results: Path | None,
 ) -> list[str]:
-    """Hydra overrides equivalent to the command-line flags."""
-    out: list[str] = []
-    if backend is not None:
-        out.append(f"launcher={backend.value}")
+    """Hydra overrides equivalent to the command-line flags (flags left unset add none)."""
     if seeds is not None:
         values = split_list(seeds)
         if not values:
@@ -63,22 +60,23 @@ def overrides_from_flags(
         for v in values:
             if not v.lstrip("-").isdigit():
                 fail(f"seeds must be integers, got {v!r} (e.g. --seeds 1 7 21 or --seeds 1,7,21)")
-        out.append(f"protocol.seeds=[{','.join(values)}]")
-    if agents is not None:
-        out.append(f"agents=[{','.join(split_list(agents))}]")
-    if tasks is not None:
-        out.append(f"tasks=[{','.join(split_list(tasks))}]")
-    if episodes is not None:
-        out.append(f"protocol.train_episodes={episodes}")
-    if eval_episodes is not None:
-        out.append(f"protocol.eval_episodes={eval_episodes}")
-    if jobs is not None:
-        out.append(f"launcher.jobs={jobs}")
-    if scheduler is not None:
-        out.append(f"launcher.scheduler={scheduler}")
-    if results is not None:
-        out.append(f"results={results}")
-    return out
+    pairs = [
+        ("launcher", backend.value if backend is not None else None),
+        ("protocol.seeds", _hydra_list(seeds)),
+        ("agents", _hydra_list(agents)),
+        ("tasks", _hydra_list(tasks)),
+        ("protocol.train_episodes", episodes),
+        ("protocol.eval_episodes", eval_episodes),
+        ("launcher.jobs", jobs),
+        ("launcher.scheduler", scheduler),
+        ("results", results),
+    ]
+    return [f"{key}={value}" for key, value in pairs if value is not None]
+
+
+def _hydra_list(value: str | None) -> str | None:
+    """``"a, b"`` -> ``"[a,b]"`` (None stays None)."""
+    return None if value is None else f"[{','.join(split_list(value))}]"
 
 
 def sweep_command(
