@@ -33,6 +33,7 @@ from clinbench.episode import play_episode
 
 TASK_NAMES = tuple(TASKS)
 SEEDS = (3, 11, 27)
+CALIBRATION_SEEDS = tuple(range(500, 530))
 Policy = Callable[..., Action]
 
 
@@ -113,9 +114,11 @@ def screen_until(env, obs, outcome: str, max_days: int = 60):
     "policy", [do_nothing, stop_at_once, screen_only], ids=["nothing", "stop", "screen_only"]
 )
 def test_policies_that_enrol_nobody_score_exactly_zero(task, policy):
-    """Reference: screening ~25 and stopping scored 0.37-0.53, idling 0.18-0.24."""
+    """Reference: screening ~25 and stopping scored 0.37-0.53, idling 0.18-0.24.
+
+    Also a calibration property, so on the 30 calibration world seeds."""
     env = make(f"recruitment/{task}")
-    for seed in SEEDS:
+    for seed in CALIBRATION_SEEDS:
         ep = play_episode(env, Scripted(policy), seed)
         assert ep.score == 0.0
         assert ep.ret == 0.0
