@@ -110,26 +110,35 @@ def _constants_with_rounding_noise():
     return x, y
 
 
-def test_welch_constant_samples_have_no_df_and_infinite_t():
+def test_welch_constant_different_samples_are_not_testable():
     # scipy puts a placeholder df = 1 when both variances are 0, and turns rounding noise
-    # into t ~ 1e15 with df = n - 1 otherwise; the same data must give the same answer
+    # into t ~ 1e15 and p = 0 otherwise; two constant agents 0.001 apart are not testable
     x, y = _constants_with_rounding_noise()
-    for a, b, sign in ((x, y, -1), (y, x, 1), (np.zeros(3), np.ones(4), -1)):
+    for a, b in ((x, y), (y, x), (np.zeros(3), np.ones(4)), (np.full(5, 0.5), np.full(5, 0.501))):
         res = cs.welch(a, b)
-        assert res["t"] == sign * math.inf and res["p"] == 0.0 and math.isnan(res["df"])
-        assert res["lo"] == res["hi"] == res["diff"] == pytest.approx(a[0] - b[0])
-    same = cs.welch(y, y.copy())
-    assert all(math.isnan(same[k]) for k in ("t", "p", "df"))
-    assert same["diff"] == same["lo"] == same["hi"] == 0.0
+        assert res["testable"] is False
+        assert all(math.isnan(res[k]) for k in ("t", "p", "df", "lo", "hi"))
+        assert res["diff"] == pytest.approx(a[0] - b[0])
 
 
-def test_paired_constant_differences_have_infinite_t():
+def test_welch_equal_constants_give_p_one():
     _, y = _constants_with_rounding_noise()
-    res = cs.paired(y, np.zeros(5))  # every difference is the same float, 0.7 + 0.2
-    assert res["t"] == math.inf and res["p"] == 0.0 and res["df"] == 4
-    assert res["lo"] == res["hi"] == res["diff"] == y[0]
-    same = cs.paired(y, y.copy())
-    assert math.isnan(same["t"]) and math.isnan(same["p"]) and same["diff"] == 0.0
+    same = cs.welch(y, y.copy())
+    assert same["testable"] is True and same["p"] == 1.0
+    assert same["diff"] == same["lo"] == same["hi"] == 0.0 and math.isnan(same["t"])
+
+
+def test_paired_constant_difference_is_not_testable_while_welch_is():
+    # every difference is the same: the paired t is 0 / 0 (scipy: p < 0.0001), Welch is fine
+    x = np.array([0.2, 0.5, 0.9, 0.4, 0.7])
+    y = x - 0.25
+    assert len(set(x - y)) == 1
+    res = cs.paired(x, y)
+    assert res["testable"] is False and math.isnan(res["p"]) and res["df"] == 4
+    assert res["diff"] == pytest.approx(0.25)
+    assert cs.welch(x, y)["p"] == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-12)
+    same = cs.paired(x, x.copy())
+    assert same["testable"] and same["p"] == 1.0 and same["diff"] == 0.0
 
 
 def test_paired_refuses_unequal_lengths():
@@ -155,16 +164,19 @@ def test_hedges_g_hand_case():
     d = (2.5 - 3.75) / sp
     j_exact = math.gamma(3) / (math.sqrt(3) * math.gamma(2.5))
     res = cs.hedges_g(x, y)
-    assert res["g"] == pytest.approx(j_exact * d, rel=1e-12)
-    assert res["g"] == pytest.approx((1 - 3 / (4 * 6 - 1)) * d, rel=2e-3)  # Hedges' approximation
-    se = math.sqrt(8 / 16 + res["g"] ** 2 / 16)
-    z = 1.959964
-    assert (res["lo"], res["hi"]) == pytest.approx((res["g"] - z * se, res["g"] + z * se))
+    assert res["value"] == pytest.approx(j_exact * d, rel=1e-12)
+    assert res["value"] == pytest.approx((1 - 3 / (4 * 6 - 1)) * d, rel=2e-3)  # Hedges' approximation
+    # the interval of delta inverts the noncentral t of the pooled t = d sqrt(nm / (n + m))
+    t, scale = sps.ttest_ind(x, y).statistic, math.sqrt(16 / 8)
+    assert t == pytest.approx(d * scale, rel=1e-12)
+    assert res["method"] == "noncentral t"
+    assert sps.nct.sf(t, 6, res["lo"] * scale) == pytest.approx(0.025, abs=1e-9)
+    assert sps.nct.cdf(t, 6, res["hi"] * scale) == pytest.approx(0.025, abs=1e-9)
 
 
 def test_hedges_g_undefined_for_constant_samples():
     res = cs.hedges_g([0.5, 0.5, 0.5], [0.5, 0.5])
-    assert all(math.isnan(v) for v in res.values())
+    assert all(math.isnan(res[k]) for k in ("value", "lo", "hi")) and res["method"] is None
 
 
 def test_hedges_g_undefined_for_constant_samples_despite_rounding_noise():
@@ -172,7 +184,62 @@ def test_hedges_g_undefined_for_constant_samples_despite_rounding_noise():
     x, y = _constants_with_rounding_noise()
     for a, b in ((x, y), (y, y.copy())):
         res = cs.hedges_g(a, b)
-        assert all(math.isnan(v) for v in res.values()), res
+        assert all(math.isnan(res[k]) for k in ("value", "lo", "hi")), res
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_cohens_dz_is_the_paired_t_over_sqrt_n_with_an_exact_interval(seed):
+    rng = np.random.default_rng(200 + seed)
+    x = rng.normal(0.6, 0.2, size=4 + seed)
+    y = x - rng.normal(0.08, 0.1, size=x.size)
+    res = cs.cohens_dz(x, y)
+    d = x - y
+    t = sps.ttest_rel(x, y).statistic
+    assert res["value"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+    assert res["value"] * math.sqrt(d.size) == pytest.approx(t, rel=1e-12)
+    n, df = d.size, d.size - 1
+    assert sps.nct.sf(t, df, res["lo"] * math.sqrt(n)) == pytest.approx(0.025, abs=1e-9)
+    assert sps.nct.cdf(t, df, res["hi"] * math.sqrt(n)) == pytest.approx(0.025, abs=1e-9)
+    assert res["lo"] < res["value"] < res["hi"]
+
+
+def test_cohens_dz_undefined_for_a_constant_difference():
+    x = np.array([0.1, 0.4, 0.3])
+    res = cs.cohens_dz(x, x - 0.2)
+    assert all(math.isnan(res[k]) for k in ("value", "lo", "hi"))
+
+
+def test_noncentrality_interval_covers_at_its_nominal_rate():
+    # paired design, n = 5, true delta_z = 1: the exact interval covers 95 % (MC se 0.3 %)
+    rng = np.random.default_rng(31)
+    n, delta, trials = 5, 1.0, 5000
+    d = rng.normal(delta, 1.0, size=(trials, n))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n))
+    covered = 0
+    for ti in t:
+        lo, hi = cs.noncentrality_interval(float(ti), n - 1)
+        covered += lo <= delta * math.sqrt(n) <= hi
+    assert covered / trials == pytest.approx(0.95, abs=0.01)
+
+
+def test_noncentrality_interval_is_symmetric_and_holds_at_large_t():
+    lo, hi = cs.noncentrality_interval(3.0, 4)
+    assert cs.noncentrality_interval(-3.0, 4) == pytest.approx((-hi, -lo))
+    assert cs.noncentrality_interval(0.0, 4) == pytest.approx((-1.959964, 1.959964), abs=1e-6)
+    for t in (8.0, 50.0, 1000.0):  # scipy's nct.cdf is NaN around some of these; sf is not
+        lo, hi = cs.noncentrality_interval(t, 4)
+        assert lo < t < hi and sps.nct.sf(t, 4, lo) == pytest.approx(0.025, abs=1e-8)
+    with pytest.raises(ArithmeticError):  # beyond the range where scipy's nct is exact
+        cs.noncentrality_interval(1e4, 4)
+
+
+def test_effect_sizes_fall_back_to_the_normal_interval_beyond_exact_t():
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    y = x - 0.5 - np.array([0.0, 1e-4, 0.0, -1e-4, 0.0])  # t ~ 1e4
+    res = cs.cohens_dz(x, y)
+    assert res["method"] == "normal approximation"
+    half = 1.959964 * math.sqrt(1 / 5 + res["value"] ** 2 / 10)
+    assert (res["lo"], res["hi"]) == pytest.approx((res["value"] - half, res["value"] + half), rel=1e-6)
 
 
 def test_probability_of_improvement_counts_ties_half():
@@ -453,3 +520,4 @@ def test_holm_family_cannot_pass_mann_whitney_floor_beyond_six():
 def test_wilcoxon_with_five_pairs_never_significant():
     assert not cs.family_can_reach_alpha(cs.wilcoxon_floor(5), 1)
     assert "never be significant" in cs.floor_warning("exact Wilcoxon (5 pairs)", 0.0625, 1)
+

@@ -15,8 +15,12 @@ from clinbench.stats.aggregate import (
 from clinbench.stats.aggregate import mean as aggregate_mean
 from clinbench.stats.aggregate import median as aggregate_median
 from clinbench.stats.effect_sizes import (
+    EFFECT_SIZES,
+    aggregate_probability_of_improvement_ci,
+    cohens_dz,
     hedges_g,
     mean_probability_of_improvement,
+    noncentrality_interval,
     probability_of_improvement,
     probability_of_improvement_ci,
 )
@@ -26,10 +30,18 @@ from clinbench.stats.floors import (
     mann_whitney_floor,
     wilcoxon_floor,
 )
-from clinbench.stats.hypothesis_tests import mann_whitney, paired, welch
+from clinbench.stats.hypothesis_tests import (
+    NO_VARIANCE,
+    T_TESTS,
+    mann_whitney,
+    paired,
+    welch,
+    wilcoxon,
+)
 from clinbench.stats.intervals import percentile_interval, summary, t_interval
 from clinbench.stats.multiple import holm, holm_reject
 from clinbench.stats.power import (
+    PLANNING,
     minimum_detectable_effect,
     paired_minimum_detectable_effect,
     paired_power,
@@ -41,9 +53,15 @@ from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi
 
 __all__ = [
     "AGGREGATES",
+    "EFFECT_SIZES",
+    "NO_VARIANCE",
+    "PLANNING",
+    "T_TESTS",
     "aggregate_mean",
     "aggregate_median",
+    "aggregate_probability_of_improvement_ci",
     "average_ranks",
+    "cohens_dz",
     "family_can_reach_alpha",
     "floor_warning",
     "friedman",
@@ -57,6 +75,7 @@ __all__ = [
     "minimum_detectable_effect",
     "nemenyi_cd",
     "nemenyi_q",
+    "noncentrality_interval",
     "optimality_gap",
     "paired",
     "paired_minimum_detectable_effect",
@@ -73,5 +92,6 @@ __all__ = [
     "t_interval",
     "two_sample_power",
     "welch",
+    "wilcoxon",
     "wilcoxon_floor",
 ]

@@ -23,10 +23,21 @@ def as_sample(x: Any, name: str = "x", min_n: int = 1) -> np.ndarray:
     return a
 
 
-def is_constant(a: np.ndarray) -> bool:
-    """All values equal, tested exactly: the float variance of a constant array can be
-    rounding noise (``var([0.7 + 0.2] * 5) ~ 1e-32``), not 0."""
-    return bool(np.all(a == a[0]))
+#: Spread, relative to the magnitude of the inputs, below which values count as equal.
+ROUNDING = 1e-12
+
+
+def is_constant(a: np.ndarray, scale: float | None = None) -> bool:
+    """All values equal up to rounding: ``max - min <= ROUNDING * scale``.
+
+    ``scale`` is the magnitude of the numbers ``a`` was computed from (default: of ``a``).
+    Float spread can be pure rounding noise: ``var([0.7 + 0.2] * 5) ~ 1e-32``, and the
+    differences ``x - y`` of scores shifted by a constant are equal only to the last bit;
+    a t statistic of such noise is about 1e15 and means nothing.
+    """
+    if scale is None:
+        scale = float(np.max(np.abs(a))) if a.size else 0.0
+    return bool(np.ptp(a) <= ROUNDING * scale) if a.size else True
 
 
 def check_confidence(confidence: float) -> float:

@@ -47,6 +47,8 @@ def _power(design: Design, d: float, n: int, alpha: float) -> float:
     crit = sps.t.ppf(1 - alpha / 2, df)
     nc = abs(d) * scale
     result = float(sps.nct.sf(crit, df, nc) + sps.nct.sf(crit, df, -nc))
+    if not math.isfinite(result) and nc > 10 * crit + 40:
+        return 1.0  # scipy's nct fails far out in the tail, where the power is 1 to double precision
     if not math.isfinite(result):
         raise FloatingPointError(f"power is not finite at d={d}, n={n}, alpha={alpha}")
     return min(result, 1.0)
@@ -119,3 +121,12 @@ def paired_seeds_needed(
 ) -> int | None:
     """Pairs (seeds) for the paired t-test to detect ``d_z``; None as in ``seeds_needed``."""
     return _seeds_needed(_paired, d_z, alpha, power, max_n)
+
+
+#: Power figures of each t-test of ``hypothesis_tests.T_TESTS``: (power, smallest
+#: detectable effect, seeds needed), in the effect size that test's power depends on
+#: (d_z for the paired test, Cohen's d for Welch, planned as a two-sample t-test).
+PLANNING = {
+    "paired": (paired_power, paired_minimum_detectable_effect, paired_seeds_needed),
+    "welch": (two_sample_power, minimum_detectable_effect, seeds_needed),
+}

@@ -7,7 +7,7 @@ JMLR 7 (2006).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ def average_ranks(scores: Any) -> np.ndarray:
     return sps.rankdata(-_blocks(scores), axis=1).mean(axis=0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Critical value ``q_alpha`` = studentized range quantile (k groups, df = ∞) / sqrt(2)."""
     if k < 2:
