@@ -18,8 +18,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from clinbench.agents.base import agent_names
 from clinbench.env.registry import env_ids
+from clinbench.stats.hypothesis_tests import T_TESTS
 
 BACKENDS = ("loky", "sequential", "dask", "ray")
+#: The primary test of the report: paired by seed (default), or Welch.
+REPORT_TESTS = tuple(T_TESTS)
 
 
 class ConfigError(ValueError):
@@ -56,6 +59,7 @@ class ReportConfig:
     family: str
     bootstrap_reps: int
     bootstrap_seed: int
+    test: str = "paired"
 
 
 @dataclass(frozen=True)
@@ -196,7 +200,10 @@ def validate(cfg: DictConfig) -> SweepConfig:
         family=str(rc["family"]),
         bootstrap_reps=_int(rc["bootstrap_reps"], "report.bootstrap_reps"),
         bootstrap_seed=_int(rc["bootstrap_seed"], "report.bootstrap_seed"),
+        test=str(rc.get("test", "paired")),
     )
+    if report.test not in REPORT_TESTS:
+        raise ConfigError(f"unknown report.test {report.test!r}; valid: {', '.join(REPORT_TESTS)}")
     if not 0.0 < report.alpha < 1.0:
         raise ConfigError(f"report.alpha must be in (0, 1), got {report.alpha}")
     if report.bootstrap_reps < 1:

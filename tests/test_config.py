@@ -255,7 +255,10 @@ def test_cell_hash_covers_task_overrides():
 
 @pytest.mark.parametrize(
     "override",
-    ["protocol.seeds=[2,1]", "results=/somewhere/else", "launcher=sequential", "launcher.jobs=1", "report.alpha=0.01"],
+    [
+        "protocol.seeds=[3,2,1]", "results=/somewhere/else", "launcher=sequential", "launcher.jobs=1",
+        "report.alpha=0.01", "report.test=welch",
+    ],
 )
 def test_cell_hash_ignores_what_does_not_change_a_cell(override):
     assert hashes(*BASE, override) == hashes(*BASE)

@@ -1,8 +1,10 @@
-"""``clinbench report``: its numbers against scipy on the tidy CSV, its files, and bad input.
+"""``clinbench report``: its numbers against scipy, statsmodels and rliable on the tidy
+CSV, its files, and bad input.
 
-One smoke sweep is run per module; tests that change a results folder work on a copy.
+One smoke sweep is run per session; tests that change a results folder work on a copy.
 Every expected number is recomputed here from ``sweep_results.csv`` (a cell's score is
-the mean over its evaluation episodes) with scipy, never read back from clinbench.
+the mean over its evaluation episodes), never read back from clinbench. Degenerate
+inputs on hand-made results folders are in ``test_report_degenerate.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
 from typer.testing import CliRunner
 
 from clinbench.cli.app import app
@@ -32,6 +36,7 @@ MD_SECTIONS = (
     "## Per-task scores",
     "## Aggregate over tasks",
     "## Pairwise comparisons",
+    "## Ranking",
     "## Power",
     "## Provenance",
     "## Warnings",
@@ -104,14 +109,7 @@ def constant(a: np.ndarray) -> bool:
 
 
 def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjustment, written out: p_(i) * (m - i), running maximum, capped at 1."""
-    m = len(pvalues)
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
+    return list(multipletests(pvalues, method="holm")[1])
 
 
 def family(rep: dict, name: str) -> dict:
@@ -145,75 +143,177 @@ def test_per_task_summaries_match_the_csv(rep, cells):
             assert s["median"] == pytest.approx(np.median(v), abs=1e-12)
 
 
-@pytest.mark.parametrize("name", ["aggregate", "easy_bench", "medium_bench", "hard_bench"])
+FAMILIES = ["aggregate", "easy_bench", "medium_bench", "hard_bench"]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
 @pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy, on a constant sample
 def test_pairwise_tests_match_scipy(rep, cells, name):
     fam = family(rep, name)
     samples = family_samples(cells, rep, name)
     agents = rep["protocol"]["agents"]
+    assert fam["test"] == rep["protocol"]["test"] == "paired"
+    assert fam["role"] == ("confirmatory" if name == "aggregate" else "exploratory")
     assert [(q["a"], q["b"]) for q in fam["pairs"]] == list(itertools.combinations(agents, 2))
     for q in fam["pairs"]:
         x, y = samples[q["a"]], samples[q["b"]]
-        assert q["n"] == [x.size, y.size]
+        assert q["n"] == x.size == y.size == len(rep["protocol"]["seeds"])
         assert q["mean_diff"] == pytest.approx(x.mean() - y.mean(), abs=1e-12)
-        if constant(x) and constant(y):
-            # no spread at all: clinbench reports the limit (documented in stats.welch),
-            # where scipy divides rounding noise by itself
-            assert q["welch_t"] is None
-            assert q["p_welch"] == (None if x[0] == y[0] else 0.0)
-        else:
-            w = sps.ttest_ind(x, y, equal_var=False)
-            assert q["welch_t"] == pytest.approx(w.statistic, rel=1e-9)
-            assert q["p_welch"] == pytest.approx(w.pvalue, rel=1e-9)
         d = x - y
         if constant(d):
-            assert q["p_paired"] == (None if d[0] == 0 else 0.0)
+            # no spread in the differences: "not testable" (or p = 1 when they are all 0)
+            assert q["status"] == ("tested" if d[0] == 0 else "no variance")
+            assert q["p"] == (1.0 if d[0] == 0 else None)
         else:
-            assert q["p_paired"] == pytest.approx(sps.ttest_rel(x, y).pvalue, rel=1e-9)
-        u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
-        assert q["prob_improvement"] == pytest.approx(u / (x.size * y.size), abs=1e-12)
+            ref = sps.ttest_rel(x, y)
+            ci = ref.confidence_interval()
+            assert q["status"] == "tested"
+            assert q["p"] == q["paired"]["p"] == pytest.approx(ref.pvalue, rel=1e-9)
+            assert q["paired"]["t"] == pytest.approx(ref.statistic, rel=1e-9)
+            assert (q["diff_lo"], q["diff_hi"]) == pytest.approx((ci.low, ci.high), rel=1e-9, abs=1e-12)
+            assert q["effect"]["name"] == "d_z"
+            assert q["effect"]["value"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-9)
+            if q["effect"]["method"] == "noncentral t":
+                lo_nc = q["effect"]["lo"] * math.sqrt(d.size)
+                assert sps.nct.sf(ref.statistic, d.size - 1, lo_nc) == pytest.approx(0.025, abs=1e-7)
+        if constant(x) and constant(y):
+            assert q["welch"]["p"] == (1.0 if x[0] == y[0] else None)
+        else:
+            w = sps.ttest_ind(x, y, equal_var=False)
+            assert q["welch"]["t"] == pytest.approx(w.statistic, rel=1e-9)
+            assert q["welch"]["p"] == pytest.approx(w.pvalue, rel=1e-9)
+        if name != "aggregate":
+            u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
+            assert q["prob_improvement"]["value"] == pytest.approx(u / (x.size * y.size), abs=1e-12)
 
 
-@pytest.mark.parametrize("name", ["aggregate", "easy_bench", "medium_bench", "hard_bench"])
+def test_aggregate_probability_of_improvement_is_rliables(rep, cells):
+    from rliable import metrics
+
+    for q in family(rep, "aggregate")["pairs"]:
+        x, y = normalised(cells, rep, q["a"]).T, normalised(cells, rep, q["b"]).T  # [run, task]
+        assert q["prob_improvement"]["value"] == pytest.approx(metrics.probability_of_improvement(x, y), abs=1e-12)
+        lo, hi = q["prob_improvement"]["lo"], q["prob_improvement"]["hi"]
+        assert q["prob_improvement"]["all_resamples_agree"] == (lo == hi)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
 def test_holm_over_each_family(rep, name):
     fam = family(rep, name)
-    tested = [q for q in fam["pairs"] if q["p_welch"] is not None]
-    untested = [q for q in fam["pairs"] if q["p_welch"] is None]
     assert fam["method"] == "holm"
     assert fam["alpha"] == rep["protocol"]["alpha"] == 0.05
-    # m is the declared family size; a pair without a test (both agents with the same
-    # constant score) counts as p = 1 and is never significant
-    assert fam["m"] == len(fam["pairs"])
-    raw = [q["p_welch"] if q["p_welch"] is not None else 1.0 for q in fam["pairs"]]
+    # m is the declared family size; a pair that is not testable counts as p = 1 and is
+    # never significant
+    assert fam["m"] == len(fam["pairs"]) and fam["holm_threshold"] == pytest.approx(0.05 / fam["m"])
+    raw = [q["p"] if q["status"] == "tested" else 1.0 for q in fam["pairs"]]
     for q, expected in zip(fam["pairs"], holm(raw), strict=True):
         assert q["p_holm"] == pytest.approx(expected, rel=1e-12, abs=1e-300)
-    for q in tested:
-        assert q["p_holm"] >= q["p_welch"]
-        assert q["significant"] == (q["p_holm"] <= fam["alpha"])
-    for q in untested:
-        assert q["significant"] is False
+        assert q["significant"] == (q["status"] == "tested" and q["p_holm"] <= fam["alpha"])
 
 
-def test_aggregate_point_estimates_follow_their_definitions(rep, cells):
-    assert set(rep["aggregate"]) == set(rep["protocol"]["agents"])
-    for agent, a in rep["aggregate"].items():
-        norm = normalised(cells, rep, agent)
-        assert a["iqm"]["value"] == pytest.approx(sps.trim_mean(norm.ravel(), 0.25), rel=1e-9, abs=1e-12)
-        assert a["mean"]["value"] == pytest.approx(norm.mean(), rel=1e-9, abs=1e-12)
-        gap = 1 - np.minimum(norm, 1).mean()
-        assert a["optimality_gap"]["value"] == pytest.approx(gap, rel=1e-9, abs=1e-12)
-        for stat in a.values():
-            assert stat["lo"] <= stat["hi"]
+def paired_power(dz: float, n: int, alpha: float) -> float:
+    """statsmodels' power of the paired t; where it returns NaN (its nct.cdf fails for a
+    large noncentrality) the upper tail alone, which is then the whole power."""
+    value = TTestPower().power(effect_size=dz, nobs=n, alpha=alpha)
+    if math.isnan(value):
+        value = sps.nct.sf(sps.t.ppf(1 - alpha / 2, n - 1), n - 1, dz * math.sqrt(n))
+    return float(value)
 
 
-def test_friedman_matches_scipy(rep, cells):
+@pytest.mark.parametrize("name", FAMILIES)
+def test_seeds_needed_use_the_paired_test_at_alpha_and_the_holm_threshold(rep, name):
+    fam = family(rep, name)
+    for q in fam["pairs"]:
+        if q["effect"] is None or q["effect"]["value"] is None:
+            assert q["seeds_needed"] is None
+            continue
+        dz = abs(q["effect"]["value"])
+        for key, alpha in (("alpha", fam["alpha"]), ("holm", fam["holm_threshold"])):
+            n = q["seeds_needed"][key]
+            assert n >= 3
+            if n > 3:  # the fewest seeds with 80 % power (the report tests nothing below 3)
+                assert paired_power(dz, n, alpha) >= 0.8 > paired_power(dz, n - 1, alpha)
+
+
+def test_power_section_is_a_planning_figure_for_the_paired_test(rep):
+    p, power = rep["power"], TTestPower()
+    n = len(rep["protocol"]["complete_seeds"])
+    assert p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z" and p["seeds"] == n
+    assert p["holm_threshold"] == pytest.approx(0.05 / family(rep, "aggregate")["m"])
+    for key, alpha in (("alpha", 0.05), ("holm", p["holm_threshold"])):
+        assert power.power(effect_size=p["mde"][key], nobs=n, alpha=alpha) == pytest.approx(0.8, abs=1e-6)
+
+
+def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
+    from rliable import metrics
+
+    agg = rep["aggregate"]
+    assert set(agg["agents"]) == set(rep["protocol"]["agents"])
+    assert agg["seeds"] == rep["protocol"]["complete_seeds"] and agg["headline"] == "mean"
+    for agent, a in agg["agents"].items():
+        norm = normalised(cells, rep, agent)  # [task, seed]
+        per_seed = norm.mean(axis=0)
+        half = sps.t.ppf(0.975, per_seed.size - 1) * per_seed.std(ddof=1) / math.sqrt(per_seed.size)
+        assert a["mean"]["value"] == pytest.approx(per_seed.mean(), rel=1e-9, abs=1e-12)
+        assert (a["mean"]["lo"], a["mean"]["hi"]) == pytest.approx(
+            (per_seed.mean() - half, per_seed.mean() + half), rel=1e-9, abs=1e-12
+        )
+        runs = norm.T  # [run, task] as rliable takes it
+        assert a["iqm"]["value"] == pytest.approx(metrics.aggregate_iqm(runs), rel=1e-9, abs=1e-12)
+        assert a["median"]["value"] == pytest.approx(metrics.aggregate_median(runs), rel=1e-9, abs=1e-12)
+        assert a["optimality_gap"]["value"] == pytest.approx(metrics.aggregate_optimality_gap(runs), rel=1e-9, abs=1e-12)
+        for name in ("iqm", "median", "optimality_gap"):
+            s = a[name]
+            assert s["lo"] <= s["value"] <= s["hi"] or s["lo"] <= s["hi"]
+            assert s["all_resamples_agree"] == (s["lo"] == s["hi"])
+    # the aggregate family tests exactly the headline's unit
+    for q in family(rep, "aggregate")["pairs"]:
+        assert q["mean_diff"] == pytest.approx(
+            agg["agents"][q["a"]]["mean"]["value"] - agg["agents"][q["b"]]["mean"]["value"], abs=1e-12
+        )
+
+
+def test_aggregate_states_the_iqm_caveat_with_three_tasks(rep):
+    agg = rep["aggregate"]
+    assert any("with 3 tasks the IQM" in c for c in agg["caveats"])
+    n = len(agg["seeds"])
+    for agent, per_task in agg["iqm_trimmed"].items():
+        assert sum(per_task.values()) == 2 * (3 * n // 4), agent
+
+
+def test_friedman_and_its_wilcoxon_holm_post_hoc_match_scipy(rep, cells):
     p = rep["protocol"]
     agents, tasks, seeds = p["agents"], p["tasks"], p["complete_seeds"]
-    columns = [[cells.loc[(t, a, s)] for t in tasks for s in seeds] for a in agents]
+    columns = [np.array([cells.loc[(t, a, s)] for t in tasks for s in seeds]) for a in agents]
     expected = sps.friedmanchisquare(*columns)
-    assert rep["ranking"]["blocks"] == len(tasks) * len(seeds)
-    assert rep["ranking"]["friedman_statistic"] == pytest.approx(expected.statistic, rel=1e-9)
-    assert rep["ranking"]["friedman_p"] == pytest.approx(expected.pvalue, rel=1e-9)
+    r = rep["ranking"]
+    assert r["blocks"] == len(tasks) * len(seeds)
+    assert r["friedman_statistic"] == pytest.approx(expected.statistic, rel=1e-9)
+    assert r["friedman_p"] == pytest.approx(expected.pvalue, rel=1e-9)
+    post = r["posthoc"]["pairs"]
+    assert [(q["a"], q["b"]) for q in post] == list(itertools.combinations(agents, 2))
+    raw = []
+    for q in post:
+        x, y = columns[agents.index(q["a"])], columns[agents.index(q["b"])]
+        pv = 1.0 if np.all(x == y) else sps.wilcoxon(x, y).pvalue
+        assert q["p"] == pytest.approx(pv, rel=1e-9)
+        raw.append(pv)
+    for q, adj in zip(post, holm(raw), strict=True):
+        assert q["p_holm"] == pytest.approx(adj, rel=1e-9)
+        assert q["significant"] == (adj <= 0.05)
+
+
+def test_verdict_lists_every_significant_confirmatory_pair(rep):
+    fam = family(rep, "aggregate")
+    text = " ".join(rep["verdict"])
+    significant = [q for q in fam["pairs"] if q["significant"]]
+    assert significant, "the smoke run should have significant aggregate pairs"
+    confirmatory = next(s for s in rep["verdict"] if s.startswith("Confirmatory"))
+    assert f"{len(significant)} of {fam['m']} differences are significant" in confirmatory
+    for q in significant:
+        better, worse = (q["a"], q["b"]) if q["mean_diff"] > 0 else (q["b"], q["a"])
+        assert f"{better} > {worse}" in confirmatory
+    assert "Exploratory" in text and "Planning figure, not evidence" in text
 
 
 # --------------------------------------------------------------------------- files
@@ -243,16 +343,20 @@ def test_json_keeps_numbers_as_numbers(smoke, rep):
         for s in rows.values():
             assert all(isinstance(s[k], float) for k in ("mean", "sd", "lo", "hi"))
             assert isinstance(s["n"], int)
-    for stats in rep["aggregate"].values():
+    for stats in rep["aggregate"]["agents"].values():
+        assert set(stats) == {"mean", "iqm", "median", "optimality_gap"}
         for s in stats.values():
-            assert set(s) == {"value", "lo", "hi"} and all(isinstance(v, float) for v in s.values())
+            assert all(isinstance(s[k], float) for k in ("value", "lo", "hi"))
     for fam in rep["families"]:
         assert isinstance(fam["m"], int) and isinstance(fam["alpha"], float)
         for q in fam["pairs"]:
-            for key in ("p_welch", "p_holm", "p_paired"):
-                assert q[key] is None or isinstance(q[key], float)
+            assert q["p"] is None or isinstance(q["p"], float)
+            assert isinstance(q["p_holm"], float)
+            for test in ("paired", "welch"):
+                assert q[test]["p"] is None or isinstance(q[test]["p"], float)
             assert isinstance(q["significant"], bool)
-            assert isinstance(q["diff_lo"], float) and isinstance(q["diff_hi"], float)
+            if q["status"] == "tested":
+                assert isinstance(q["diff_lo"], float) and isinstance(q["diff_hi"], float)
 
 
 def test_markdown_opens_with_the_verdict_then_has_every_section(smoke, rep):
@@ -265,7 +369,9 @@ def test_markdown_opens_with_the_verdict_then_has_every_section(smoke, rep):
     positions = [md.index(s) for s in MD_SECTIONS]
     assert positions == sorted(positions)
     for fam in rep["families"]:
-        assert f"### {fam['name']} (m = {fam['m']}, alpha = {fam['alpha']})" in md
+        assert f"### {fam['name']} ({fam['role']}; m = {fam['m']}, alpha = {fam['alpha']})" in md
+    assert "## Power (planning figures, not evidence)" in md
+    assert "[1.00, 1.00]" not in md and "[0.00, 0.00]" not in md  # zero-width bootstrap intervals
     assert "Generated" not in md and rep["generated"] is None
 
 
@@ -285,7 +391,13 @@ def test_without_reproducible_the_generation_time_is_recorded(copy):
 
 
 def intervals(rep: dict) -> dict[tuple[str, str], tuple[float, float]]:
-    return {(a, k): (s["lo"], s["hi"]) for a, stats in rep["aggregate"].items() for k, s in stats.items()}
+    """The bootstrap intervals of the aggregate (the headline's t interval has no bootstrap)."""
+    return {
+        (a, k): (s["lo"], s["hi"])
+        for a, stats in rep["aggregate"]["agents"].items()
+        for k, s in stats.items()
+        if k != "mean"
+    }
 
 
 def test_bootstrap_seed_drives_the_aggregate_intervals(copy):
@@ -299,9 +411,10 @@ def test_bootstrap_seed_drives_the_aggregate_intervals(copy):
     assert one["protocol"]["bootstrap_seed"] == 1 and other["protocol"]["bootstrap_seed"] == 2
     assert intervals(one) == intervals(again)
     assert intervals(one) != intervals(other)
-    for a in one["aggregate"]:  # the point estimates do not depend on the bootstrap
-        assert {k: s["value"] for k, s in one["aggregate"][a].items()} == {
-            k: s["value"] for k, s in other["aggregate"][a].items()
+    for a, stats in one["aggregate"]["agents"].items():  # nor do the point estimates and t intervals
+        assert stats["mean"] == other["aggregate"]["agents"][a]["mean"]
+        assert {k: s["value"] for k, s in stats.items()} == {
+            k: s["value"] for k, s in other["aggregate"]["agents"][a].items()
         }
 
 
@@ -311,16 +424,13 @@ def test_an_agents_intervals_do_not_depend_on_the_other_agents(copy, rep):
     small = report(copy, "--reproducible")
     assert small["protocol"]["agents"] == subset
     for a in subset:
-        assert small["aggregate"][a] == rep["aggregate"][a]
+        assert small["aggregate"]["agents"][a] == rep["aggregate"]["agents"][a]
         for task in rep["protocol"]["tasks"]:
             assert small["per_task"][task][a] == rep["per_task"][task][a]
     full = {(q["a"], q["b"]): q for q in family(rep, "easy_bench")["pairs"]}
     for q in family(small, "easy_bench")["pairs"]:
-        assert (q["poi_lo"], q["poi_hi"], q["p_welch"]) == (
-            full[q["a"], q["b"]]["poi_lo"],
-            full[q["a"], q["b"]]["poi_hi"],
-            full[q["a"], q["b"]]["p_welch"],
-        )
+        same = full[q["a"], q["b"]]
+        assert (q["prob_improvement"], q["p"], q["effect"]) == (same["prob_improvement"], same["p"], same["effect"])
     assert family(small, "aggregate")["m"] == 3
 
 
@@ -342,7 +452,19 @@ def test_a_missing_cell_is_reported_and_the_rest_analysed(copy):
     assert "warning:" in result.stderr
     assert cell["seed"] not in rep["protocol"]["complete_seeds"]
     assert rep["per_task"][cell["task"]][cell["agent"]]["n"] == len(rep["protocol"]["seeds"]) - 1
+    # the aggregate says exactly what it dropped: that seed, for that cell
+    agg = rep["aggregate"]
+    assert agg["dropped_seeds"] == [{"seed": cell["seed"], "missing": [{"task": cell["task"], "agent": cell["agent"]}]}]
+    assert agg["dropped_agents"] == []
+    assert agg["seeds"] == [s for s in rep["protocol"]["seeds"] if s != cell["seed"]]
+    assert any(f"seed {cell['seed']} (missing: {cell['agent']} on {cell['task']})" in w for w in rep["warnings"])
+    # per-task pairs with that agent use the seeds they share; the others keep every seed
+    for q in family(rep, cell["task"])["pairs"]:
+        involved = cell["agent"] in (q["a"], q["b"])
+        assert q["n"] == len(rep["protocol"]["seeds"]) - involved
+        assert (cell["seed"] in q["seeds"]) != involved
     md = (copy / "benchmark_report.md").read_text()
+    assert f"- seed {cell['seed']}: missing {cell['agent']} on {cell['task']}" in md
     missing = md[md.index("## Missing or failed cells") : md.index("## Warnings")]
     assert f"| {cell['task']} | {cell['agent']} | {cell['seed']} | no cell file |" in missing
     assert "missing" in md[md.index("## Warnings") :]
@@ -438,7 +560,7 @@ def test_sweep_writes_the_report_unless_told_not_to(copy, no_report):
     args = ["sweep", "preset=smoke", "--results", copy, "--backend", "sequential", "--quiet"]
     result = invoke(*args, *(["--no-report"] if no_report else []))
     assert result.exit_code == 0, result.output
-    assert "36 cells: 0 run, 36 resumed" in result.output  # the copy's cells were reused
+    assert "54 cells: 0 run, 54 resumed" in result.output  # the copy's cells were reused
     written = [(copy / n).exists() for n in ("benchmark_report.json", "benchmark_report.md")]
     assert written == [not no_report] * 2
     assert (copy / "charts").exists() == (not no_report)

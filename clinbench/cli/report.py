@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from clinbench.cli.common import console, err_console, examples, fail
+from clinbench.cli.common import console, err_console, examples, fail, fail_choice
+from clinbench.config import REPORT_TESTS
 
 DEFAULT_RESULTS = Path("data/sweep_results")
 
@@ -24,6 +25,8 @@ def register(app: typer.Typer) -> None:
             "clinbench report",
             "clinbench report --results /tmp/smoke --alpha 0.01",
             "clinbench report --reproducible   # no generation time: byte-identical re-renders",
+            "clinbench report --test welch     # an unpaired protocol: Welch's t as the primary test",
+            "clinbench report --skip-bad       # cells with NaN / inf / null scores reported as failed",
             "clinbench report --check          # exit 1 if the committed report is stale",
         ),
     )(report_command)
@@ -36,12 +39,14 @@ def run_report(
     bootstrap_reps: int | None = None,
     bootstrap_seed: int | None = None,
     charts: bool = True,
+    test: str | None = None,
+    skip_bad: bool = False,
 ) -> None:
     """Write the report of ``results`` (and its charts) and say where; shared with ``sweep``."""
     from clinbench.report import ResultsError, make_report
 
     try:
-        report, paths = make_report(results, alpha, bootstrap_reps, bootstrap_seed, reproducible)
+        report, paths = make_report(results, alpha, bootstrap_reps, bootstrap_seed, reproducible, test, skip_bad)
     except ResultsError as exc:
         fail(str(exc))
     for w in report["warnings"]:
@@ -65,6 +70,13 @@ def report_command(
     ] = False,
     bootstrap_reps: Annotated[int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")] = None,
     bootstrap_seed: Annotated[int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")] = None,
+    test: Annotated[
+        str | None,
+        typer.Option("--test", help="Primary test: paired (default; agents share a seed's worlds) or welch."),
+    ] = None,
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Report cells with a NaN, infinite or missing score as failed and go on.")
+    ] = False,
     no_charts: Annotated[bool, typer.Option("--no-charts", help="Do not render the charts.")] = False,
     check_only: Annotated[
         bool, typer.Option("--check", help="Exit 1 if the report files differ from a --reproducible re-render.")
@@ -73,11 +85,16 @@ def report_command(
     """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
     if alpha is not None and not 0.0 < alpha < 1.0:
         fail(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    if test is not None and test not in REPORT_TESTS:
+        fail_choice("test", test, REPORT_TESTS)
     if check_only:
         from clinbench.report import ResultsError, check_report
 
         try:
-            stale = check_report(results, alpha=alpha, bootstrap_reps=bootstrap_reps, bootstrap_seed=bootstrap_seed)
+            stale = check_report(
+                results, alpha=alpha, bootstrap_reps=bootstrap_reps, bootstrap_seed=bootstrap_seed, test=test,
+                skip_bad=skip_bad,
+            )
         except ResultsError as exc:
             fail(str(exc))
         for path in stale:
@@ -86,4 +103,4 @@ def report_command(
             raise typer.Exit(1)
         console.print(f"report is up to date ({results})")
         return
-    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed, charts=not no_charts)
+    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed, not no_charts, test, skip_bad)

@@ -6,11 +6,11 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from clinbench.report.build import build_report
+from clinbench.report.build import TESTS, build_report
 from clinbench.report.render import stale_report_files, write_report
 from clinbench.report.results import Results, ResultsError, load_results
 
-DEFAULTS = {"alpha": 0.05, "bootstrap_reps": 50_000, "bootstrap_seed": 20261129}
+DEFAULTS = {"alpha": 0.05, "bootstrap_reps": 50_000, "bootstrap_seed": 20261129, "test": "paired"}
 
 
 def compute_report(
@@ -19,21 +19,23 @@ def compute_report(
     bootstrap_reps: int | None = None,
     bootstrap_seed: int | None = None,
     reproducible: bool = False,
+    test: str | None = None,
+    skip_bad: bool = False,
 ) -> dict[str, Any]:
     """Read ``folder`` and compute the report.
 
     Unset options come from the results' saved config (``report:``) or the defaults;
-    ``reproducible`` leaves out the generation time so re-renders are byte-identical.
+    ``reproducible`` leaves out the generation time so re-renders are byte-identical;
+    ``skip_bad`` reports cells with non-finite scores as failed instead of refusing them.
     """
-    res = load_results(folder)
+    res = load_results(folder, skip_bad=skip_bad)
     saved = {**DEFAULTS, **(res.config.get("report") or {})}
-    report = build_report(
-        res,
-        alpha=saved["alpha"] if alpha is None else alpha,
-        bootstrap_reps=saved["bootstrap_reps"] if bootstrap_reps is None else bootstrap_reps,
-        bootstrap_seed=saved["bootstrap_seed"] if bootstrap_seed is None else bootstrap_seed,
-    )
-    report["generated"] = None if reproducible else dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    chosen = {"alpha": alpha, "bootstrap_reps": bootstrap_reps, "bootstrap_seed": bootstrap_seed, "test": test}
+    settings = {k: saved[k] if v is None else v for k, v in chosen.items()}
+    if settings["test"] not in TESTS:
+        raise ResultsError(f"unknown report.test {settings['test']!r}; valid: {', '.join(TESTS)}")
+    report = build_report(res, **settings)
+    report["generated"] = None if reproducible else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     return report
 
 

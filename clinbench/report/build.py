@@ -1,12 +1,20 @@
 """From results to the report's numbers: one JSON-ready dict, the source of truth.
 
 The unit is one score per (agent, task, seed), the mean over the cell's evaluation
-episodes. Per task: summaries with Student-t intervals. Pairwise (per task and on the
-aggregate): Welch's t (primary), the paired t on per-seed differences, Hedges' g,
-probability of improvement, each family Holm-adjusted. Aggregate over tasks: IQM,
-mean, median and optimality gap of normalised scores with stratified bootstrap
-intervals. Ranking: Friedman and the Nemenyi critical difference. Power: the smallest
-effect the seeds can detect, and the seeds each observed effect would need.
+episodes; every agent at a seed met the same evaluation worlds, so the design is paired
+by seed and the analysis follows it (docs/statistics.md):
+
+- per task: summaries with Student-t intervals;
+- per pair: the primary test (``report.test``: the paired t by default, Welch for an
+  unpaired protocol) with its interval and effect size, the other t-test as a
+  robustness column, the probability of improvement; Holm over each family. The
+  aggregate family is confirmatory (the verdict comes from it), the per-task families
+  exploratory;
+- aggregate: the per-seed mean of normalised scores, shown and tested as one number
+  (``report/aggregate.py``);
+- ranking: Friedman over (task, seed) blocks, pairwise Wilcoxon signed-rank with Holm
+  as its post-hoc, Nemenyi's critical difference only for the diagram;
+- power: planning figures for the primary test, at alpha and at Holm's first threshold.
 
 Every bootstrap draws from a Generator seeded by (bootstrap_seed, what it is for), so
 an interval depends only on the recorded seed and its own data.
@@ -14,19 +22,22 @@ an interval depends only on the recorded seed and its own data.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-import warnings
 import zlib
 from typing import Any
 
 import numpy as np
 
 from clinbench import stats
+from clinbench.report.aggregate import FAMILY, build_aggregate
+from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.results import Results
+from clinbench.report.verdict import verdict
 
-AGGREGATE_STATS = ("iqm", "mean", "median", "optimality_gap")
-FAMILY = "aggregate"
+TESTS = tuple(stats.T_TESTS)
+TEST_NAMES = {"paired": "paired t on per-seed differences", "welch": "Welch's t"}
 
 
 def _rng(seed: int, *labels: str) -> np.random.Generator:
@@ -63,183 +74,159 @@ def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
     return {t: dict(REFERENCE_SCORES[t]) for t in res.tasks if t in REFERENCE_SCORES}, notes
 
 
-def normalised(res: Results, refs: dict[str, dict[str, float]], agent: str, seeds: list[int]) -> list[np.ndarray]:
-    """Per-task arrays (over ``seeds``) of normalised scores of ``agent``."""
-    out = []
+def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, Any]]:
+    """Summary of each agent on each task; no interval below ``MIN_SEEDS`` seeds."""
+    out: dict[str, dict[str, Any]] = {}
     for task in res.tasks:
-        r = refs[task]
-        span = r["reference_planner"] - r["random"]
-        out.append(np.array([(res.score(task, agent, s) - r["random"]) / span for s in seeds]))
+        out[task] = {}
+        for agent in res.agents:
+            v = res.scores(task, agent)
+            if not v:
+                continue
+            s = {**stats.summary(np.array(list(v.values()))), "seeds": list(v)}
+            if len(v) < MIN_SEEDS:
+                s["lo"] = s["hi"] = math.nan
+                notes.append(
+                    f"{agent} on {task} has {len(v)} seed(s): no interval and no tests for it "
+                    f"(at least {MIN_SEEDS} needed)"
+                )
+            out[task][agent] = s
     return out
 
 
-def pair_stats(x: np.ndarray, y: np.ndarray, rng: np.random.Generator, reps: int, paired_ok: bool) -> dict[str, Any]:
-    """Every two-sample number of one pair (x = first agent, y = second).
+def task_family(res: Results, task: str, test: str, alpha: float, reps: int, rng) -> dict[str, Any]:
+    """The exploratory family of one task: every pair on the seeds it shares."""
+    pairs = []
+    for a, b in itertools.combinations(res.agents, 2):
+        xa, xb = res.scores(task, a), res.scores(task, b)
+        shared = [s for s in xa if s in xb]
+        x, y = np.array([xa[s] for s in shared]), np.array([xb[s] for s in shared])
 
-    Identical constant samples (two agents that never enrol) give undefined t and g;
-    they are reported as null, and scipy's precision warning for them is silenced.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return _pair_stats(x, y, rng, reps, paired_ok)
+        def poi(g: np.random.Generator, r: int, x: np.ndarray = x, y: np.ndarray = y) -> tuple[float, float, float]:
+            return stats.probability_of_improvement_ci(x, y, g, reps=r)
 
-
-def _pair_stats(x: np.ndarray, y: np.ndarray, rng: np.random.Generator, reps: int, paired_ok: bool) -> dict[str, Any]:
-    w = stats.welch(x, y)
-    g = stats.hedges_g(x, y)
-    poi, poi_lo, poi_hi = stats.probability_of_improvement_ci(x, y, rng, reps=reps)
-    out = {
-        "n": [int(x.size), int(y.size)],
-        "mean_diff": w["diff"],
-        "diff_lo": w["lo"],
-        "diff_hi": w["hi"],
-        "welch_t": w["t"],
-        "welch_df": w["df"],
-        "p_welch": w["p"],
-        "hedges_g": g["g"],
-        "g_lo": g["lo"],
-        "g_hi": g["hi"],
-        "prob_improvement": poi,
-        "poi_lo": poi_lo,
-        "poi_hi": poi_hi,
-        "p_paired": None,
-        "seeds_needed": None,
-    }
-    if paired_ok and x.size == y.size and x.size >= 2:
-        p = stats.paired(x, y)
-        out.update(p_paired=p["p"], paired_t=p["t"], paired_lo=p["lo"], paired_hi=p["hi"])
-    if g["g"] is not None and math.isfinite(g["g"]) and g["g"] != 0:
-        out["seeds_needed"] = stats.seeds_needed(abs(g["g"]))
-    return out
+        pairs.append({"a": a, "b": b, "seeds": shared, **compare(x, y, test, poi, rng("poi", task, a, b), reps)})
+    return holm_family(task, EXPLORATORY, test, pairs, alpha)
 
 
-def family(name: str, pairs: list[dict[str, Any]], alpha: float) -> dict[str, Any]:
-    """Holm over the Welch p-values of one family of comparisons.
-
-    A pair without a p-value (two agents with the same constant score) stays in the
-    family as p = 1, so m is always the declared number of pairs (the conservative
-    choice) and its raw p is reported as null.
-    """
-    raw = [p["p_welch"] if p["p_welch"] is not None and math.isfinite(p["p_welch"]) else 1.0 for p in pairs]
-    adjusted = stats.holm(raw) if raw else []
-    for p, adj in zip(pairs, adjusted, strict=True):
+def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]:
+    """Friedman over (task, seed) blocks with a Wilcoxon-Holm post-hoc (Benavoli, Corani and
+    Mangili, "Should We Really Use Post-Hoc Tests Based on Mean-Ranks?", JMLR 17, 2016);
+    Nemenyi's critical difference for the descriptive diagram only."""
+    agents, seeds = scope["agents"], scope["seeds"]
+    if len(agents) < 3 or len(seeds) < MIN_SEEDS:
+        return {}
+    blocks = np.array([[res.score(t, a, s) for a in agents] for t in res.tasks for s in seeds])
+    fr = stats.friedman(blocks)
+    posthoc = []
+    for (i, a), (j, b) in itertools.combinations(enumerate(agents), 2):
+        w = stats.wilcoxon(blocks[:, i], blocks[:, j])
+        posthoc.append({"a": a, "b": b, "mean_diff": float(np.mean(blocks[:, i] - blocks[:, j])), **w})
+    adjusted = stats.holm([p["p"] for p in posthoc])
+    for p, adj in zip(posthoc, adjusted, strict=True):
         p["p_holm"] = float(adj)
-        p["significant"] = bool(p["p_welch"] is not None and adj <= alpha)
-    return {"name": name, "method": "holm", "test": "welch", "m": len(pairs), "alpha": alpha, "pairs": pairs}
+        p["significant"] = bool(adj <= alpha)
+    return {
+        "blocks": int(blocks.shape[0]),
+        "agents": agents,
+        "seeds": seeds,
+        "friedman_statistic": fr["statistic"],
+        "friedman_p": fr["p"],
+        "average_ranks": dict(zip(agents, stats.average_ranks(blocks).tolist(), strict=True)),
+        "posthoc": {"test": "wilcoxon signed-rank over blocks", "method": "holm", "m": len(posthoc), "pairs": posthoc},
+        "critical_difference": stats.nemenyi_cd(len(agents), blocks.shape[0], alpha),
+    }
 
 
-def build_report(res: Results, alpha: float, bootstrap_reps: int, bootstrap_seed: int) -> dict[str, Any]:
+def power(n: int, test: str, alpha: float, m: int, blocks: int, notes: list[str]) -> dict[str, Any]:
+    """Planning figures: the smallest effect the primary test detects with 80 % power."""
+    out: dict[str, Any] = {"planning": True, "test": test, "effect": stats.EFFECT_SIZES[test][0], "seeds": n, "alpha": alpha, "m": m}
+    if n < MIN_SEEDS:
+        return out
+    mde = stats.PLANNING[test][1]
+    threshold = alpha / m if m else alpha
+    out.update(holm_threshold=threshold, mde={"alpha": mde(n, alpha), "holm": mde(n, threshold)})
+    if blocks and m:
+        floor = stats.wilcoxon_floor(blocks)
+        out["wilcoxon_floor"] = floor
+        if not stats.family_can_reach_alpha(floor, m, alpha):
+            notes.append(
+                f"with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p below {floor:.4g}, "
+                f"while Holm over {m} comparisons needs p <= {alpha / m:.4g}: the ranking's post-hoc "
+                "can never be significant here"
+            )
+    return out
+
+
+def build_report(
+    res: Results, alpha: float, bootstrap_reps: int, bootstrap_seed: int, test: str = "paired"
+) -> dict[str, Any]:
     """All numbers of the report (JSON-ready after ``clean``)."""
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+    rng = functools.partial(_rng, bootstrap_seed)
     refs, ref_warnings = references(res)
     notes = list(res.warnings) + ref_warnings
-    seeds = res.complete_seeds()
-    agents = res.agents
-
-    per_task = {
-        task: {
-            agent: {**stats.summary(np.array(list(v.values()))), "seeds": list(v)}
-            for agent in agents
-            if (v := res.scores(task, agent))
-        }
-        for task in res.tasks
-    }
-
-    families = []
-    for task in res.tasks:
-        pairs = []
-        for a, b in itertools.combinations(agents, 2):
-            xa, xb = res.scores(task, a), res.scores(task, b)
-            if len(xa) < 2 or len(xb) < 2:
-                continue
-            common = sorted(set(xa) & set(xb))
-            same = len(common) == len(xa) == len(xb)
-            x, y = np.array([xa[s] for s in xa]), np.array([xb[s] for s in xb])
-            pairs.append({"a": a, "b": b, **pair_stats(x, y, _rng(bootstrap_seed, "poi", task, a, b), bootstrap_reps, same)})
-        families.append(family(task, pairs, alpha))
-
-    aggregate: dict[str, Any] = {}
-    agg_pairs: list[dict[str, Any]] = []
-    ranking: dict[str, Any] = {}
-    if refs and len(refs) == len(res.tasks) and len(seeds) >= 1:
-        norm = {a: normalised(res, refs, a, seeds) for a in agents}
-        for a in agents:
-            aggregate[a] = {}
-            for name in AGGREGATE_STATS:
-                est, lo, hi = stats.stratified_bootstrap_ci(
-                    norm[a], stats.AGGREGATES[name], _rng(bootstrap_seed, "aggregate", name, a), reps=bootstrap_reps
-                )
-                aggregate[a][name] = {"value": est, "lo": lo, "hi": hi}
-        per_seed = {a: np.mean(np.stack(norm[a]), axis=0) for a in agents}  # mean over tasks
-        if len(seeds) >= 2:
-            for a, b in itertools.combinations(agents, 2):
-                agg_pairs.append(
-                    {"a": a, "b": b, **pair_stats(per_seed[a], per_seed[b], _rng(bootstrap_seed, "poi", FAMILY, a, b), bootstrap_reps, True)}
-                )
-        if len(agents) >= 3 and len(seeds) >= 1:
-            blocks = np.array([[res.score(t, a, s) for a in agents] for t in res.tasks for s in seeds])
-            fr = stats.friedman(blocks)
-            ranks = stats.average_ranks(blocks)
-            ranking = {
-                "blocks": int(blocks.shape[0]),
-                "friedman_statistic": fr["statistic"],
-                "friedman_p": fr["p"],
-                "average_ranks": dict(zip(agents, ranks.tolist(), strict=True)),
-                "critical_difference": stats.nemenyi_cd(len(agents), blocks.shape[0], alpha),
-            }
-    elif not refs:
-        notes.append("no normalisation references for these tasks: no aggregate across tasks")
-    families.insert(0, family(FAMILY, agg_pairs, alpha))
-
-    n = len(seeds)
-    m = max((f["m"] for f in families), default=0)
-    power: dict[str, Any] = {"seeds": n}
-    if n >= 2:
-        power["mde_welch"] = stats.minimum_detectable_effect(n, alpha)
-        power["mde_paired"] = stats.paired_minimum_detectable_effect(n, alpha)
-        mw_floor = stats.mann_whitney_floor(n, n)
-        wx_floor = stats.wilcoxon_floor(n)
-        power["floors"] = {
-            "mann_whitney": mw_floor,
-            "wilcoxon": wx_floor,
-            "holm_smallest_threshold": alpha / m if m else None,
-        }
-        for test, floor in (("Mann-Whitney test", mw_floor), ("Wilcoxon signed-rank test", wx_floor)):
-            if m and not stats.family_can_reach_alpha(floor, m, alpha):
-                notes.append(
-                    f"with {n} seeds an exact {test} cannot give p below {floor:.4g}, while Holm over "
-                    f"{m} comparisons needs p <= {alpha / m:.4g}: rank-based exact tests could never be "
-                    "significant here (the report's tests are Welch's and the paired t, which have no such floor)"
-                )
+    scope = res.scope()
+    per_task = per_task_summaries(res, notes)
+    families = [task_family(res, task, test, alpha, bootstrap_reps, rng) for task in res.tasks]
+    if refs and len(refs) == len(res.tasks):
+        aggregate, agg_family, caveats = build_aggregate(res, refs, scope, test, alpha, bootstrap_reps, rng)
+        notes += caveats
     else:
-        notes.append(f"only {n} complete seed(s): no tests or power analysis across seeds")
-
+        aggregate, agg_family = {}, holm_family(FAMILY, CONFIRMATORY, test, [], alpha)
+        notes.append("no normalisation references for these tasks: no aggregate across tasks")
+    families.insert(0, agg_family)
+    if scope["dropped_seeds"] or scope["dropped_agents"]:
+        notes.append(scope_sentence(scope))
+    rank = ranking(res, scope, alpha)
     report = {
         "protocol": {
             "env": res.manifest["grid"]["env"],
             "tasks": res.tasks,
-            "agents": agents,
+            "agents": res.agents,
             "seeds": res.seeds,
-            "complete_seeds": seeds,
+            "complete_seeds": scope["seeds"],
             **res.manifest.get("protocol", {}),
             "references": refs,
             "normalisation": "(score - random) / (reference_planner - random), fixed per task version",
             "alpha": alpha,
+            "test": test,
+            "test_name": TEST_NAMES[test],
+            "secondary_test": next(t for t in TESTS if t != test),
+            "min_seeds": MIN_SEEDS,
             "bootstrap_reps": bootstrap_reps,
             "bootstrap_seed": bootstrap_seed,
-            "interval": "Student-t 95% for per-task means; stratified bootstrap percentile 95% for aggregates",
+            "interval": (
+                "Student-t 95% for per-task means and for the aggregate mean over seeds; "
+                "stratified bootstrap percentile 95% for IQM, median, optimality gap and P(X>Y)"
+            ),
         },
         "per_task": per_task,
         "aggregate": aggregate,
         "families": families,
-        "ranking": ranking,
-        "power": power,
+        "ranking": rank,
+        "power": power(len(scope["seeds"]), test, alpha, agg_family["m"], rank.get("blocks", 0), notes),
         "missing": res.missing,
         "failed": res.failed,
         "warnings": notes,
         "provenance": provenance(res),
     }
+    report = clean(report)
     report["verdict"] = verdict(report)
-    return clean(report)
+    return report
+
+
+def scope_sentence(scope: dict[str, Any]) -> str:
+    """What the analyses across tasks dropped, in words."""
+    parts = []
+    for d in scope["dropped_agents"]:
+        parts.append(f"agent {d['agent']} ({d['reason']})")
+    for d in scope["dropped_seeds"]:
+        cells = ", ".join(f"{c['agent']} on {c['task']}" for c in d["missing"])
+        parts.append(f"seed {d['seed']} (missing: {cells})")
+    kept = ", ".join(map(str, scope["seeds"])) or "none"
+    return f"the aggregate and the ranking drop {'; '.join(parts)}; they use seeds {kept}"
 
 
 def provenance(res: Results) -> dict[str, Any]:
@@ -267,62 +254,3 @@ def provenance(res: Results) -> dict[str, Any]:
     }
 
 
-def _names(pairs: list[dict[str, Any]]) -> list[str]:
-    return [f"{p['a']} > {p['b']}" if p["mean_diff"] > 0 else f"{p['b']} > {p['a']}" for p in pairs]
-
-
-def verdict(report: dict[str, Any]) -> list[str]:
-    """A few plain sentences a reader can trust without reading the tables."""
-    out: list[str] = []
-    fams = {f["name"]: f for f in report["families"]}
-    agg = report["aggregate"]
-    if agg:
-        best = max(agg, key=lambda a: agg[a]["iqm"]["value"])
-        b = agg[best]["iqm"]
-        out.append(
-            f"Best aggregate (IQM of normalised scores over all tasks and seeds): {best}, "
-            f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}]."
-        )
-    agents = report["protocol"]["agents"]
-    tasks = report["protocol"]["tasks"]
-    said: set[frozenset[str]] = set()
-    for base in ("random", "heuristic"):
-        if base not in agents:
-            continue
-        for a in agents:
-            if a == base or frozenset((a, base)) in said:
-                continue
-            said.add(frozenset((a, base)))
-            wins = []
-            for t in tasks:
-                p = next((p for p in fams[t]["pairs"] if {p["a"], p["b"]} == {a, base}), None)
-                sign = 0 if p is None else (1 if (p["mean_diff"] > 0) == (p["a"] == a) else -1)
-                wins.append(sign if p is not None and p["significant"] else 0)
-            if all(w == 1 for w in wins):
-                out.append(f"{a} > {base} on every task (Welch, Holm-adjusted, alpha {report['protocol']['alpha']}).")
-            elif all(w == -1 for w in wins):
-                out.append(f"{a} < {base} on every task (Welch, Holm-adjusted).")
-    fam = fams.get(FAMILY)
-    if fam and fam["pairs"]:
-        sig = [p for p in fam["pairs"] if p["significant"]]
-        out.append(
-            f"On the aggregate, {len(sig)} of {fam['m']} pairwise differences are significant after Holm"
-            + (f": {', '.join(_names(sig))}." if sig else ".")
-        )
-        learners = [a for a in agents if a not in ("random", "heuristic")]
-        among = [p for p in fam["pairs"] if p["a"] in learners and p["b"] in learners]
-        if among and not any(p["significant"] for p in among):
-            out.append(f"No difference among {', '.join(learners)} is significant after Holm.")
-        ns = [p["seeds_needed"] for p in fam["pairs"] if not p["significant"] and p["seeds_needed"]]
-        power = report["power"]
-        if "mde_welch" in power:
-            sentence = (
-                f"With {power['seeds']} seeds the smallest standardised difference detectable at 80 % "
-                f"power (Welch, alpha {report['protocol']['alpha']}) is d = {power['mde_welch']:.2f}"
-            )
-            if ns:
-                sentence += f"; the non-significant pairs would need a median of {int(np.median(ns))} seeds each"
-            out.append(sentence + ".")
-    if report["missing"]:
-        out.append(f"{len(report['missing'])} cells are missing or failed; see Warnings.")
-    return out

@@ -9,6 +9,11 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from clinbench.report.build import TEST_NAMES
+
+#: How the effect size of each primary test is labelled in the tables.
+EFFECT_NAMES = {"paired": "d_z", "welch": "Hedges' g"}
+
 
 def _num(digits: int):
     def fmt(value: Any) -> str:
@@ -26,11 +31,37 @@ def _pvalue(value: Any) -> str:
 
 
 def _ci(s: dict[str, Any]) -> str:
-    return f"[{_num(3)(s.get('lo'))}, {_num(3)(s.get('hi'))}]"
+    """A Student-t interval of a summary; marked when missing or of zero width."""
+    if s.get("lo") is None or s.get("hi") is None:
+        return "- (fewer than 3 seeds)"
+    text = f"[{_num(3)(s['lo'])}, {_num(3)(s['hi'])}]"
+    return text + " (no spread)" if s["lo"] == s["hi"] else text
 
 
-def _vci(s: dict[str, Any]) -> str:
-    return f"{_num(2)(s.get('value'))} [{_num(2)(s.get('lo'))}, {_num(2)(s.get('hi'))}]"
+def _vci(s: dict[str, Any] | None) -> str:
+    """``value [lo, hi]``; a zero-width bootstrap interval is said in words, not printed."""
+    if not s:
+        return "-"
+    value = _num(2)(s.get("value"))
+    if s.get("lo") is None or s.get("hi") is None:
+        return value
+    if s.get("all_resamples_agree"):
+        return f"{value} (all resamples agree)"
+    return f"{value} [{_num(2)(s['lo'])}, {_num(2)(s['hi'])}]"
+
+
+def _estimate(e: dict[str, Any] | None) -> str:
+    """An effect size with its interval, and the method when it is not the exact one."""
+    if not e or e.get("value") is None:
+        return "-"
+    text = f"{_num(2)(e['value'])} [{_num(2)(e.get('lo'))}, {_num(2)(e.get('hi'))}]"
+    return text if e.get("method") == "noncentral t" else f"{text} ({e.get('method')})"
+
+
+def _needed(s: dict[str, Any] | None) -> str:
+    if not s:
+        return "-"
+    return " / ".join("-" if s.get(k) is None else str(s[k]) for k in ("alpha", "holm"))
 
 
 def environment() -> Environment:
@@ -40,14 +71,14 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(f1=_num(1), f2=_num(2), f3=_num(3), pv=_pvalue, ci=_ci, vci=_vci)
+    env.filters.update(f1=_num(1), f2=_num(2), f3=_num(3), pv=_pvalue, ci=_ci, vci=_vci, est=_estimate, needed=_needed)
     return env
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     template = environment().get_template("benchmark_report.md.j2")
     return template.render(
-        r=report, p=report["protocol"], v=report["provenance"]
+        r=report, p=report["protocol"], v=report["provenance"], names=TEST_NAMES, effect_names=EFFECT_NAMES
     ).rstrip() + "\n"
 
 

@@ -8,6 +8,7 @@ comparisons are paired by seed.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,13 +51,66 @@ class Results:
                 out[seed] = value
         return out
 
-    def complete_seeds(self) -> list[int]:
-        """Seeds with a result for every agent on every task."""
-        return [s for s in self.seeds if all((t, a, s) in self.records for t in self.tasks for a in self.agents)]
+    def complete_seeds(self, agents: list[str] | None = None) -> list[int]:
+        """Seeds with a result for every agent (of ``agents``, default all) on every task."""
+        agents = self.agents if agents is None else agents
+        return [s for s in self.seeds if all((t, a, s) in self.records for t in self.tasks for a in agents)]
+
+    def scope(self) -> dict[str, Any]:
+        """What the analyses across tasks (aggregate, ranking) use, and what they drop.
+
+        An agent with no seed complete on every task would empty the aggregate for all, so
+        it is dropped; then every seed that is not complete for the remaining agents is
+        dropped, with the cells it lacks.
+        """
+        dropped_agents = [a for a in self.agents if not self.complete_seeds([a])]
+        agents = [a for a in self.agents if a not in dropped_agents]
+        seeds = self.complete_seeds(agents) if agents else []
+        dropped_seeds = [
+            {
+                "seed": s,
+                "missing": [
+                    {"task": t, "agent": a} for t in self.tasks for a in agents if (t, a, s) not in self.records
+                ],
+            }
+            for s in self.seeds
+            if s not in seeds
+        ]
+        return {
+            "agents": agents,
+            "seeds": seeds,
+            "dropped_agents": [
+                {"agent": a, "reason": "no seed with a result on every task"} for a in dropped_agents
+            ],
+            "dropped_seeds": dropped_seeds,
+        }
 
 
-def load_results(folder: Path) -> Results:
-    """Read ``manifest.json`` and the cell files it lists; say what is missing or odd."""
+def bad_value(record: dict[str, Any]) -> str | None:
+    """The first field of a finished cell whose score is not a finite number, or None.
+
+    Cell files are JSON written by the sweep; a hand-edited or foreign file can still
+    hold ``NaN``, ``Infinity``, ``null`` or text where a score belongs.
+    """
+    for i, episode in enumerate(record["episodes"]):
+        field_name = f"episodes[{i}].score"
+        if not isinstance(episode, dict) or "score" not in episode:
+            return f"{field_name} is missing"
+        value = episode["score"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{field_name} is {json.dumps(value)}, not a number"
+        if not math.isfinite(value):
+            return f"{field_name} is {value}"
+    return None
+
+
+def load_results(folder: Path, skip_bad: bool = False) -> Results:
+    """Read ``manifest.json`` and the cell files it lists; say what is missing or odd.
+
+    A finished cell with a score that is not a finite number makes the folder bad input
+    (``ResultsError`` naming the file and the field) unless ``skip_bad``, which reports
+    such cells as failed and goes on.
+    """
     folder = Path(folder)
     manifest_path = folder / "manifest.json"
     if not folder.is_dir():
@@ -89,6 +143,16 @@ def load_results(folder: Path) -> Results:
             res.failed.append({**where, "error": tb[-1] if tb else "failed"})
             res.missing.append({**where, "reason": "failed"})
             continue
+        problem = bad_value(record)
+        if problem is not None:
+            if not skip_bad:
+                raise ResultsError(
+                    f"{path}: {problem} ({key[1]} on {key[0]}, seed {key[2]}); "
+                    "fix or delete the cell file, or pass --skip-bad to report such cells as failed"
+                )
+            res.failed.append({**where, "error": f"bad value: {problem}"})
+            res.missing.append({**where, "reason": f"bad value: {problem}"})
+            continue
         if eval_episodes is not None and len(record["episodes"]) != eval_episodes:
             res.warnings.append(
                 f"{key[1]} on {key[0]} seed {key[2]} has {len(record['episodes'])} evaluation "
@@ -99,7 +163,8 @@ def load_results(folder: Path) -> Results:
         raise ResultsError(f"{folder} holds no finished cells ({len(res.missing)} missing or failed)")
     if res.missing:
         res.warnings.append(
-            f"{len(res.missing)} of {len(cells)} cells are missing or failed; statistics use the cells "
-            f"present, and paired tests and the aggregate use only seeds complete for every agent and task"
+            f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task comparisons use the "
+            "seeds each pair shares, the aggregate and the ranking the seeds complete for every agent "
+            "they keep (see the aggregate's scope)"
         )
     return res

@@ -1,0 +1,127 @@
+"""Pairwise comparisons of agents and their Holm families.
+
+A pair is compared on the seeds both agents have (paired by seed: the same evaluation
+worlds). The *primary* test is the one ``report.test`` names (default the paired t on
+per-seed differences); the other t-test stays beside it as a robustness column and never
+decides anything. Every interval and effect size of a pair belongs to the primary test.
+
+Degenerate pairs are decided, not left to numpy: fewer than ``MIN_SEEDS`` shared seeds
+means no test; zero variance with different means means "not testable"; both stay in
+their family at p = 1 (the declared family size m never shrinks) and are never
+significant.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from clinbench import stats
+
+#: Below this many seeds the report runs no test and prints no interval.
+MIN_SEEDS = 3
+
+#: Families: the aggregate is confirmatory (the verdict comes from it), tasks exploratory.
+CONFIRMATORY, EXPLORATORY = "confirmatory", "exploratory"
+
+#: Why a pair has no test result.
+TOO_FEW = f"not tested (fewer than {MIN_SEEDS} shared seeds)"
+
+PoiFn = Callable[[np.random.Generator, int], tuple[float, float, float]]
+
+
+def _t(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: result[k] for k in ("t", "df", "p", "lo", "hi", "testable")}
+
+
+def interval(value: float, lo: float, hi: float) -> dict[str, Any]:
+    """A bootstrap estimate; an interval of zero width is flagged, never shown as certainty."""
+    return {"value": value, "lo": lo, "hi": hi, "all_resamples_agree": bool(lo == hi)}
+
+
+def compare(x: np.ndarray, y: np.ndarray, test: str, poi: PoiFn, rng: np.random.Generator, reps: int) -> dict[str, Any]:
+    """Every number of one pair on aligned per-seed samples (x = first agent).
+
+    ``poi(rng, reps)`` gives the probability of improvement with its bootstrap interval:
+    per task, P(X > Y) on these samples; on the aggregate, rliable's mean over tasks.
+    """
+    n = int(x.size)
+    out: dict[str, Any] = {
+        "n": n,
+        "test": test,
+        "status": "tested",
+        "note": None,
+        "mean_diff": float(x.mean() - y.mean()) if n else math.nan,
+        "diff_lo": math.nan,
+        "diff_hi": math.nan,
+        "p": math.nan,
+        "paired": None,
+        "welch": None,
+        "effect": None,
+        "prob_improvement": None,
+        "seeds_needed": None,
+    }
+    if n < MIN_SEEDS:
+        out.update(status="too few seeds", note=TOO_FEW)
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy on near-constant samples
+        tests = {name: fn(x, y) for name, fn in stats.T_TESTS.items()}
+    primary = tests[test]
+    effect_name, effect_fn = stats.EFFECT_SIZES[test]
+    out.update(
+        mean_diff=primary["diff"],
+        diff_lo=primary["lo"],
+        diff_hi=primary["hi"],
+        p=primary["p"],
+        paired=_t(tests["paired"]),
+        welch=_t(tests["welch"]),
+        effect={"name": effect_name, **effect_fn(x, y)},
+        prob_improvement=interval(*poi(rng, reps)),
+    )
+    if not primary["testable"]:
+        out.update(status="no variance", note=stats.NO_VARIANCE)
+    elif math.isnan(primary["t"]):  # equal constants: p = 1 by definition
+        out["note"] = "identical scores on every seed: p = 1"
+    return out
+
+
+def holm_family(name: str, role: str, test: str, pairs: list[dict[str, Any]], alpha: float) -> dict[str, Any]:
+    """Holm over the primary p-values of one family; seeds needed at alpha and alpha / m.
+
+    Untested pairs count as p = 1 so m is the declared number of pairs. "Seeds needed"
+    is the number of seeds at which the primary test would detect the observed effect
+    with 80 % power (a planning figure): at ``alpha`` and at Holm's first threshold,
+    never below ``MIN_SEEDS`` (the report tests nothing on fewer).
+    """
+    m = len(pairs)
+    raw = [p["p"] if p["status"] == "tested" else 1.0 for p in pairs]
+    adjusted = stats.holm(raw) if raw else []
+    threshold = alpha / m if m else None
+    needed = stats.PLANNING[test][2]
+    for p, adj in zip(pairs, adjusted, strict=True):
+        p["p_holm"] = float(adj)
+        p["significant"] = bool(p["status"] == "tested" and adj <= alpha)
+        effect = (p.get("effect") or {}).get("value")
+        if effect is not None and math.isfinite(effect) and effect != 0:
+            at = {"alpha": needed(abs(effect), alpha), "holm": needed(abs(effect), threshold)}
+            p["seeds_needed"] = {k: None if v is None else max(v, MIN_SEEDS) for k, v in at.items()}
+    return {
+        "name": name,
+        "role": role,
+        "method": "holm",
+        "test": test,
+        "m": m,
+        "alpha": alpha,
+        "holm_threshold": threshold,
+        "pairs": pairs,
+    }
+
+
+def winner(pair: dict[str, Any]) -> tuple[str, str]:
+    """(better, worse) agent of a pair by its mean difference."""
+    return (pair["a"], pair["b"]) if pair["mean_diff"] > 0 else (pair["b"], pair["a"])

@@ -1,0 +1,273 @@
+"""Degenerate inputs of ``clinbench report``, each decided as docs/statistics.md says.
+
+Results folders are made by hand here (a manifest and one cell file per cell), so each
+case is exactly the one named: bad values in a cell file, agents without variance, a
+constant paired difference, too few seeds, an incomplete grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from typer.testing import CliRunner
+
+from clinbench.cli.app import app
+
+runner = CliRunner(env={"COLUMNS": "200"})
+TASKS = ["easy_bench", "medium_bench", "hard_bench"]
+
+
+def cell_hash(task: str, agent: str, seed: int) -> str:
+    return hashlib.sha256(f"{task}/{agent}/{seed}".encode()).hexdigest()[:20]
+
+
+def write_results(folder: Path, scores: dict[tuple[str, str, int], list], seeds: list[int]) -> Path:
+    """A results folder holding ``scores[(task, agent, seed)]`` (evaluation episodes' scores).
+
+    Cells of the grid that ``scores`` leaves out are listed in the manifest without a file,
+    as a sweep that was killed leaves them.
+    """
+    tasks = sorted({k[0] for k in scores}, key=TASKS.index)
+    agents = list(dict.fromkeys(k[1] for k in scores))
+    runs = folder / "runs"
+    runs.mkdir(parents=True)
+    cells = []
+    for task in tasks:
+        for agent in agents:
+            for seed in seeds:
+                h = cell_hash(task, agent, seed)
+                cells.append({"task": task, "agent": agent, "seed": seed, "env": "recruitment", "hash": h,
+                              "status": "ok", "seconds": 0.1})
+                if (task, agent, seed) not in scores:
+                    continue
+                record = {
+                    "format": 1, "hash": h, "key": {"env": "recruitment", "task": task, "agent": agent, "seed": seed},
+                    "config": {}, "status": "ok", "curve": [],
+                    "episodes": [{"score": v, "eval_seed": i} for i, v in enumerate(scores[task, agent, seed])],
+                }
+                # json.dumps writes NaN and Infinity as a hand-edited file could hold them
+                (runs / f"{h}.json").write_text(json.dumps(record))
+    manifest = {
+        "grid": {"env": "recruitment", "tasks": tasks, "agents": agents, "seeds": seeds},
+        "cells": cells,
+        "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
+        "code": "test", "clinbench_version": "test", "config_hash": "test", "git": {"sha": None, "dirty": False},
+        "machine": {"machine": "test", "cores": 1, "python": "3"}, "backend": "sequential", "jobs": 1,
+        "libraries": {}, "started": "-", "finished": "-", "wall_seconds": 0.0,
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def grid(per_agent: dict[str, dict[str, list[float]]], seeds: list[int]) -> dict[tuple[str, str, int], list]:
+    """``per_agent[agent][task]`` = one score per seed -> cell scores (two equal episodes)."""
+    return {(t, a, s): [v, v] for a, tasks in per_agent.items() for t, vs in tasks.items() for s, v in zip(seeds, vs)}
+
+
+def varied(seed: int, base: float, n: int) -> list[float]:
+    return list(np.round(base + np.random.default_rng(seed).normal(0, 0.03, n), 4))
+
+
+def healthy(n: int = 5) -> dict[str, dict[str, list[float]]]:
+    return {
+        "heuristic": {t: varied(i, 0.7 - 0.1 * i, n) for i, t in enumerate(TASKS)},
+        "random": {t: varied(10 + i, 0.05, n) for i, t in enumerate(TASKS)},
+        "klong": {t: varied(20 + i, 0.6 - 0.1 * i, n) for i, t in enumerate(TASKS)},
+    }
+
+
+def invoke(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def report(folder: Path, *args: object) -> dict:
+    result = invoke("report", "--results", folder, "--no-charts", "--reproducible", "--bootstrap-reps", 500, *args)
+    assert result.exit_code == 0, result.output
+    return json.loads((folder / "benchmark_report.json").read_text())
+
+
+def pair(rep: dict, family: str, a: str, b: str) -> dict:
+    fam = next(f for f in rep["families"] if f["name"] == family)
+    return next(q for q in fam["pairs"] if {q["a"], q["b"]} == {a, b})
+
+
+SEEDS = [1, 7, 21, 42, 123]
+
+
+# --------------------------------------------------------------------------- bad cell values
+@pytest.mark.parametrize(("value", "says"), [(math.nan, "is nan"), (math.inf, "is inf"), (None, "is null"), ("0.5", '"0.5"')])
+def test_a_bad_score_exits_2_naming_the_file_and_the_field(tmp_path, value, says):
+    scores = grid(healthy(), SEEDS)
+    scores["medium_bench", "klong", 21] = [0.5, value]
+    folder = write_results(tmp_path / "r", scores, SEEDS)
+    for command in (["report", "--no-charts"], ["report", "--check"]):
+        result = invoke(*command, "--results", folder)
+        assert result.exit_code == 2, result.output
+        path = folder / "runs" / f"{cell_hash('medium_bench', 'klong', 21)}.json"
+        assert str(path) in result.stderr and "episodes[1].score" in result.stderr and says in result.stderr
+        assert "--skip-bad" in result.stderr and "Traceback" not in result.output
+
+
+def test_skip_bad_reports_such_cells_as_failed_and_goes_on(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    scores["medium_bench", "klong", 21] = [math.nan, 0.5]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS), "--skip-bad")
+    where = {"task": "medium_bench", "agent": "klong", "seed": 21}
+    assert rep["failed"] == [{**where, "error": "bad value: episodes[0].score is nan"}]
+    assert rep["missing"] == [{**where, "reason": "bad value: episodes[0].score is nan"}]
+    assert rep["aggregate"]["seeds"] == [1, 7, 42, 123]
+    assert rep["per_task"]["medium_bench"]["klong"]["n"] == 4
+
+
+def test_a_score_missing_from_an_episode_is_bad_input(tmp_path):
+    folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
+    path = folder / "runs" / f"{cell_hash('easy_bench', 'random', 7)}.json"
+    record = json.loads(path.read_text())
+    del record["episodes"][0]["score"]
+    path.write_text(json.dumps(record))
+    result = invoke("report", "--results", folder, "--no-charts")
+    assert result.exit_code == 2 and "episodes[0].score is missing" in result.stderr
+
+
+# --------------------------------------------------------------------------- no variance
+def test_two_constant_agents_apart_are_not_testable_never_significant(tmp_path):
+    agents = healthy()
+    agents["always_a"] = {t: [0.300] * 5 for t in TASKS}
+    agents["always_b"] = {t: [0.301] * 5 for t in TASKS}
+    rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
+    for family in ["aggregate", *TASKS]:
+        q = pair(rep, family, "always_a", "always_b")
+        assert q["status"] == "no variance" and q["note"] == "not testable (no variance)"
+        assert q["p"] is None and q["significant"] is False and q["p_holm"] == 1.0
+        assert q["welch"]["testable"] is False and q["welch"]["p"] is None
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    assert "not testable (no variance)" in md
+    assert "always_a vs always_b (not testable (no variance))" in " ".join(rep["verdict"])
+
+
+def test_equal_constant_agents_give_p_one(tmp_path):
+    agents = healthy()
+    agents["idle_a"] = {t: [0.0] * 5 for t in TASKS}
+    agents["idle_b"] = {t: [0.0] * 5 for t in TASKS}
+    rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
+    q = pair(rep, "easy_bench", "idle_a", "idle_b")
+    assert q["status"] == "tested" and q["p"] == 1.0 and q["welch"]["p"] == 1.0 and not q["significant"]
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's own paired t here
+def test_a_constant_paired_difference_is_not_testable_while_welch_is_shown(tmp_path):
+    agents = healthy()
+    agents["heuristic"]["easy_bench"] = [0.682, 0.462, 0.325, 0.31, 0.788]
+    agents["shifted"] = {t: [v - 0.05 for v in agents["heuristic"][t]] for t in TASKS}
+    scores = grid(agents, SEEDS)
+    rep = report(write_results(tmp_path / "r", scores, SEEDS))
+    q = pair(rep, "easy_bench", "heuristic", "shifted")
+    x = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS])
+    y = np.array([scores["easy_bench", "shifted", s][0] for s in SEEDS])
+    assert len(set((x - y).tolist())) > 1  # equal only up to rounding: scipy gives t ~ 1e15
+    assert sps.ttest_rel(x, y).pvalue < 1e-4
+    assert q["status"] == "no variance" and q["p"] is None and not q["significant"]
+    assert q["welch"]["p"] == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-9)
+    assert q["welch"]["p"] > 0.05
+
+
+def test_a_constant_difference_exactly(tmp_path):
+    # scores that are exact in binary, so every difference is the same float
+    agents = {
+        "a": {t: [0.5, 0.25, 0.75, 0.125, 0.375] for t in TASKS},
+        "b": {t: [0.25, 0.0, 0.5, -0.125, 0.125] for t in TASKS},
+        "c": {t: [0.0625, 0.5, 0.3125, 0.25, 0.1875] for t in TASKS},
+    }
+    rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
+    for family in ["aggregate", *TASKS]:
+        q = pair(rep, family, "a", "b")
+        assert q["status"] == "no variance" and q["p"] is None and q["significant"] is False
+        assert q["welch"]["p"] > 0.1  # the same data, unpaired: nowhere near significant
+        assert q["effect"]["value"] is None
+
+
+# --------------------------------------------------------------------------- few seeds
+@pytest.mark.parametrize("n", [1, 2])
+def test_fewer_than_three_seeds_give_no_tests_and_no_intervals(tmp_path, n):
+    seeds = SEEDS[:n]
+    rep = report(write_results(tmp_path / "r", grid(healthy(n), seeds), seeds))
+    for task in TASKS:
+        for s in rep["per_task"][task].values():
+            assert s["lo"] is None and s["hi"] is None
+    for fam in rep["families"]:
+        for q in fam["pairs"]:
+            assert q["status"] == "too few seeds" and q["p"] is None and not q["significant"]
+    for stats in rep["aggregate"]["agents"].values():
+        assert all(s["lo"] is None and s["hi"] is None for s in stats.values())
+    assert rep["ranking"] == {} and "mde" not in rep["power"]
+    head = rep["verdict"][0]
+    assert "no interval: fewer than 3 seeds" in head and "[" not in head
+    assert any("no intervals and no tests across seeds" in w for w in rep["warnings"])
+    assert any("no interval and no tests for it" in w for w in rep["warnings"])
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    assert "Too few seeds for a power analysis" in md
+
+
+def test_one_agent_with_two_seeds_on_a_task_is_not_tested_there(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    for s in SEEDS[2:]:
+        del scores["hard_bench", "klong", s]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS))
+    assert rep["per_task"]["hard_bench"]["klong"]["lo"] is None
+    q = pair(rep, "hard_bench", "heuristic", "klong")
+    assert q["status"] == "too few seeds" and q["n"] == 2
+    assert pair(rep, "hard_bench", "heuristic", "random")["status"] == "tested"
+    assert pair(rep, "easy_bench", "heuristic", "klong")["n"] == 5
+
+
+# --------------------------------------------------------------------------- incomplete grids
+def test_an_incomplete_grid_says_what_the_aggregate_dropped(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    del scores["medium_bench", "random", 42]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS))
+    agg = rep["aggregate"]
+    assert agg["seeds"] == [1, 7, 21, 123]
+    assert agg["dropped_seeds"] == [{"seed": 42, "missing": [{"task": "medium_bench", "agent": "random"}]}]
+    assert rep["ranking"]["blocks"] == 3 * 4 and rep["power"]["seeds"] == 4
+    assert pair(rep, "easy_bench", "heuristic", "random")["n"] == 5  # per task: the seeds each pair shares
+    assert pair(rep, "medium_bench", "heuristic", "random")["n"] == 4
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    assert "- seed 42: missing random on medium_bench" in md
+    assert "the aggregate uses seeds 1, 7, 21, 123" in rep["verdict"][-1]
+
+
+def test_an_agent_missing_a_whole_task_is_dropped_from_the_aggregate_not_the_seeds(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    for s in SEEDS:
+        del scores["hard_bench", "klong", s]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS))
+    agg = rep["aggregate"]
+    assert agg["seeds"] == SEEDS and agg["dropped_seeds"] == []
+    assert agg["dropped_agents"] == [{"agent": "klong", "reason": "no seed with a result on every task"}]
+    assert set(agg["agents"]) == {"heuristic", "random"}
+    assert "klong" in rep["per_task"]["easy_bench"] and "klong" not in rep["per_task"]["hard_bench"]
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    assert "- agent klong: no seed with a result on every task" in md
+
+
+def test_welch_can_be_declared_primary(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    rep = report(write_results(tmp_path / "r", scores, SEEDS), "--test", "welch")
+    assert rep["protocol"]["test"] == "welch" and rep["power"]["effect"] == "hedges_g"
+    for fam in rep["families"]:
+        assert fam["test"] == "welch"
+        for q in fam["pairs"]:
+            assert q["p"] == q["welch"]["p"] and q["effect"]["name"] == "hedges_g"
+    x = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS])
+    y = np.array([scores["easy_bench", "klong", s][0] for s in SEEDS])
+    q = pair(rep, "easy_bench", "heuristic", "klong")
+    ci = sps.ttest_ind(x, y, equal_var=False).confidence_interval()
+    assert (q["diff_lo"], q["diff_hi"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    result = invoke("report", "--results", tmp_path / "r", "--no-charts", "--test", "wilcoxon")
+    assert result.exit_code == 2 and "paired" in result.stderr and "welch" in result.stderr
