@@ -54,6 +54,15 @@ class ChartData:
         return cells
 
 
+def _without(frame: pd.DataFrame, cells: list[dict[str, Any]]) -> pd.DataFrame:
+    """``frame`` without the rows of cells the report left out (failed, corrupt, bad values)."""
+    if not cells:
+        return frame
+    left_out = {(c["task"], c["agent"], int(c["seed"])) for c in cells}
+    keep = [(t, a, int(s)) not in left_out for t, a, s in zip(frame.task, frame.agent, frame.seed, strict=True)]
+    return frame[keep].reset_index(drop=True)
+
+
 def load_chart_data(folder: Path) -> ChartData:
     folder = Path(folder)
     needed = ["benchmark_report.json", "sweep_results.csv", "training_curves.csv", "enrollment_by_day.csv"]
@@ -66,9 +75,10 @@ def load_chart_data(folder: Path) -> ChartData:
         report = json.loads((folder / "benchmark_report.json").read_text())
     except json.JSONDecodeError as exc:
         raise ChartDataError(f"{folder / 'benchmark_report.json'} is not valid JSON: {exc}") from None
+    results = pd.read_csv(folder / "sweep_results.csv")
     return ChartData(
         report=report,
-        results=pd.read_csv(folder / "sweep_results.csv"),
+        results=_without(results, report.get("missing", [])),
         curves=pd.read_csv(folder / "training_curves.csv"),
         trajectories=pd.read_csv(folder / "enrollment_by_day.csv"),
     )

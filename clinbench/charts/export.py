@@ -3,7 +3,7 @@
 Figures use the paper style (smaller type) and, as PDF, embed their fonts as TrueType
 (``pdf.fonttype`` 42), which publishers require. Tables use booktabs; the best entry
 of each column is bold, and a dagger marks entries significantly worse than that best
-after Holm (Welch's test, the report's families).
+after Holm (the report's primary test and families).
 """
 
 from __future__ import annotations
@@ -87,31 +87,42 @@ def per_task_table(report: dict[str, Any]) -> str:
     n = len(report["protocol"]["seeds"])
     caption = (
         f"Mean score per task over {n} seeds $\\pm$ half-width of the Student-t 95\\% interval. "
-        f"Bold: best per task; {DAGGER}: significantly worse than the best (Welch's t, Holm over "
-        f"each task's {len(agents) * (len(agents) - 1) // 2} pairs, $\\alpha = {report['protocol']['alpha']}$)."
+        f"Bold: best per task; {DAGGER}: significantly worse than the best ({report['protocol']['test_name']}, "
+        f"Holm over each task's {len(agents) * (len(agents) - 1) // 2} pairs, $\\alpha = {report['protocol']['alpha']}$; "
+        "exploratory)."
     )
     return _table(["Agent", *(_tex(t) for t in tasks)], rows, caption, "tab:clinbench-per-task")
 
 
+def _cell(v: dict[str, Any]) -> str:
+    if v.get("lo") is None or v.get("hi") is None:
+        return f"{v['value']:.2f}"
+    if v.get("all_resamples_agree"):
+        return f"{v['value']:.2f}*"
+    return f"{v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+
+
 def aggregate_table(report: dict[str, Any]) -> str:
-    agg = report["aggregate"]
+    agg = (report["aggregate"] or {}).get("agents", {})
     agents = [a for a in report["protocol"]["agents"] if a in agg]
-    stats = [("iqm", "IQM", max), ("mean", "Mean", max), ("median", "Median", max), ("optimality_gap", "Optimality gap", min)]
-    best = {k: pick(agents, key=lambda a, k=k: agg[a][k]["value"]) for k, _, pick in stats}
-    worse = _worse_than_best(report, "aggregate", best["iqm"])
+    stats = [("mean", "Mean", max), ("iqm", "IQM", max), ("median", "Median", max), ("optimality_gap", "Optimality gap", min)]
+    best = {k: pick(agents, key=lambda a, k=k: agg[a][k]["value"]) for k, _, pick in stats} if agents else {}
+    worse = _worse_than_best(report, "aggregate", best["mean"]) if agents else set()
     rows = []
     for a in agents:
         row = [_tex(a) + (DAGGER if a in worse else "")]
         for k, _, _ in stats:
-            v = agg[a][k]
-            cell = f"{v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+            cell = _cell(agg[a][k])
             row.append(rf"\textbf{{{cell}}}" if a == best[k] else cell)
         rows.append(row)
     caption = (
-        "Aggregate over tasks of normalised scores (0 = random, 1 = reference planner) with "
-        f"stratified bootstrap 95\\% intervals ({report['protocol']['bootstrap_reps']} replicates). "
-        f"Bold: best per column; {DAGGER}: significantly worse than the best IQM agent on the per-seed "
-        "mean normalised score (Welch's t, Holm)."
+        "Aggregate over tasks of normalised scores (0 = random, 1 = reference planner). Mean: "
+        "mean over seeds of the per-seed mean over tasks, with its Student-t 95\\% interval (the "
+        "tested statistic). IQM, median, optimality gap: rliable's secondary figures with "
+        f"stratified bootstrap 95\\% intervals ({report['protocol']['bootstrap_reps']} replicates; "
+        "* where every resample agrees). "
+        f"Bold: best per column; {DAGGER}: significantly worse than the best mean "
+        f"({report['protocol']['test_name']}, Holm, confirmatory)."
     )
     return _table(["Agent", *(c for _, c, _ in stats)], rows, caption, "tab:clinbench-aggregate")
 
@@ -139,7 +150,7 @@ PDF figures embed their fonts as TrueType. In LaTeX:
 \\begin{{figure}}[t]
   \\centering
   \\includegraphics[width=\\columnwidth]{{reports/figures/agent_comparison_single.{fmt}}}
-  \\caption{{Mean score per task and aggregate IQM.}}
+  \\caption{{Mean score per task and aggregate mean of normalised scores.}}
 \\end{{figure}}
 
 \\begin{{figure*}}[t]

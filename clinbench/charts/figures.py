@@ -74,10 +74,16 @@ def _legend_handles(d: ChartData, agents: list[str]) -> list[Patch]:
     return [Patch(color=d.colors[a], label=a) for a in agents]
 
 
+def _errorbar(ax, value: float, lo: float | None, hi: float | None, y: float, **kw) -> None:
+    """A point with its interval, or the point alone where the report gives no interval."""
+    xerr = None if lo is None or hi is None else [[value - lo], [hi - value]]
+    ax.errorbar(value, y, xerr=xerr, capsize=2, ms=4, **kw)
+
+
 def agent_comparison(d: ChartData, width: float) -> Figure:
-    """Mean score per task (t 95 % CI) and the aggregate IQM (bootstrap 95 % CI)."""
+    """Mean score per task (t 95 % CI) and the aggregate mean (t 95 % CI over seeds)."""
     cells = d.cell_scores()
-    agg = d.report["aggregate"]
+    agg = (d.report["aggregate"] or {}).get("agents", {})
     n_panels = len(d.tasks) + (1 if agg else 0)
     ncols = n_panels if width > 5 else 2
     fig, axes = _panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
@@ -94,15 +100,18 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
         ax = axes[len(d.tasks)]
         for yi, agent in zip(y, d.agents, strict=True):
             if agent in agg:
-                s = agg[agent]["iqm"]
-                ax.errorbar(s["value"], yi, xerr=[[s["value"] - s["lo"]], [s["hi"] - s["value"]]], fmt="s",
-                            color=d.colors[agent], capsize=2, ms=4)
+                s = agg[agent]["mean"]
+                _errorbar(ax, s["value"], s["lo"], s["hi"], yi, fmt="s", color=d.colors[agent])
         ax.axvline(0, color="grey", lw=0.8, ls=":")
         ax.axvline(1, color="grey", lw=0.8, ls=":")
-        ax.set_title("aggregate IQM")
+        ax.set_title("aggregate")
         ax.set_xlabel("normalised score")
     axes[0].set_yticks(y, d.agents)
-    _suptitle(fig, f"Mean score per task (Student-t 95 % CI) and aggregate IQM (stratified bootstrap 95 % CI); n = {len(d.seeds)} seeds", width)
+    _suptitle(
+        fig,
+        f"Mean score per task and aggregate (per-seed mean normalised score), Student-t 95 % CIs; n = {len(d.seeds)} seeds",
+        width,
+    )
     return fig
 
 
@@ -181,25 +190,29 @@ def learning_curves(d: ChartData, width: float) -> Figure:
     return fig
 
 
-def _pair_matrix(d: ChartData, key: str) -> tuple[np.ndarray, np.ndarray]:
-    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
+def _confirmatory(d: ChartData) -> dict:
+    return next(f for f in d.report["families"] if f["role"] == "confirmatory")
+
+
+def _effect_matrix(d: ChartData) -> tuple[np.ndarray, np.ndarray]:
+    """Row-minus-column effect size of the primary test and Holm significance."""
     k = len(d.agents)
     value = np.full((k, k), np.nan)
     sig = np.zeros((k, k), dtype=bool)
-    for p in fam["pairs"]:
+    for p in _confirmatory(d)["pairs"]:
         i, j = d.agents.index(p["a"]), d.agents.index(p["b"])
-        v = p[key]
+        v = (p["effect"] or {}).get("value")
         if v is not None:
-            value[i, j] = v
-            value[j, i] = -v if key == "hedges_g" else v
+            value[i, j], value[j, i] = v, -v
         sig[i, j] = sig[j, i] = p["significant"]
     return value, sig
 
 
 def pairwise_significance(d: ChartData, width: float) -> Figure:
-    """Hedges' g of each pair on the aggregate, with Holm-significant pairs marked."""
-    g, sig = _pair_matrix(d, "hedges_g")
-    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
+    """The primary test's effect size of each pair on the aggregate, Holm-significant pairs marked."""
+    g, sig = _effect_matrix(d)
+    fam = _confirmatory(d)
+    effect = "d_z" if fam["test"] == "paired" else "Hedges' g"
     # the colour bar takes about 0.8 in beside the square matrix; the whole stays within width
     size = min(width, 0.55 * len(d.agents) + 2.4)
     fig, ax = plt.subplots(figsize=(size, size - 0.8), layout="constrained")
@@ -208,11 +221,12 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
     labels = np.array([["" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "") for v, s in zip(rg, rs, strict=True)]
                        for rg, rs in zip(g, sig, strict=True)])
     sns.heatmap(g, ax=ax, cmap="RdBu_r", vmin=-lim, vmax=lim, annot=labels, fmt="", xticklabels=d.agents,
-                yticklabels=d.agents, annot_kws={"fontsize": 6}, linewidths=0.5, cbar_kws={"label": "Hedges' g (row - column)"})
+                yticklabels=d.agents, annot_kws={"fontsize": 6}, linewidths=0.5, cbar_kws={"label": f"{effect} (row - column)"})
     _title(
         ax,
-        f"Aggregate normalised score, row vs column: Hedges' g; * = significant after Holm "
-        f"(Welch, m = {fam['m']}, alpha = {fam['alpha']}); n = {len(d.report['protocol']['complete_seeds'])} seeds",
+        f"Aggregate normalised score, row vs column: {effect}; * = significant after Holm "
+        f"({d.report['protocol']['test_name']}, m = {fam['m']}, alpha = {fam['alpha']}); "
+        f"n = {len(d.report['protocol']['complete_seeds'])} seeds",
         size,
     )
     ax.tick_params(axis="x", rotation=45)
@@ -222,20 +236,28 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
 
 
 def probability_of_improvement(d: ChartData, width: float) -> Figure:
-    """P(first > second) on the aggregate, with bootstrap 95 % CIs."""
-    fam = next(f for f in d.report["families"] if f["name"] == "aggregate")
-    pairs = fam["pairs"]
-    fig, ax = plt.subplots(figsize=(width, 0.22 * len(pairs) + 0.9), layout="constrained")
+    """rliable's aggregate P(first > second) with bootstrap 95 % CIs; a hollow marker where
+    every resample agrees (a zero-width interval is not certainty)."""
+    pairs = [p for p in _confirmatory(d)["pairs"] if p["prob_improvement"]]
+    fig, ax = plt.subplots(figsize=(width, 0.22 * max(len(pairs), 1) + 0.9), layout="constrained")
     y = np.arange(len(pairs))[::-1]
     for yi, p in zip(y, pairs, strict=True):
         v = p["prob_improvement"]
-        ax.errorbar(v, yi, xerr=[[v - p["poi_lo"]], [p["poi_hi"] - v]], fmt="o", ms=4, capsize=2,
-                    color=d.colors[p["a"]])
+        if v["all_resamples_agree"]:
+            ax.plot(v["value"], yi, "o", ms=5, mfc="white", color=d.colors[p["a"]])
+        else:
+            _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt="o", color=d.colors[p["a"]])
     ax.axvline(0.5, color="grey", ls=":", lw=1)
     ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("probability of improvement")
-    _title(ax, f"Probability of improvement on the aggregate (per-seed mean normalised score; bootstrap 95 % CI; n = {len(d.report['protocol']['complete_seeds'])} seeds)", width)
+    n = len(d.report["protocol"]["complete_seeds"])
+    _title(
+        ax,
+        f"Probability of improvement on the aggregate (rliable: mean over tasks of per-task P(X > Y)); "
+        f"stratified bootstrap 95 % CI, hollow = every resample agrees; n = {n} seeds",
+        width,
+    )
     return fig
 
 
@@ -296,7 +318,8 @@ def critical_difference(d: ChartData, width: float) -> Figure:
     _title(
         ax,
         f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = {r['friedman_p']:.2g}; "
-        f"bars join agents not different by Nemenyi (alpha = {d.report['protocol']['alpha']})",
+        f"descriptive: bars join agents within the Nemenyi CD (alpha = {d.report['protocol']['alpha']}); "
+        "the tests are Wilcoxon-Holm (report)",
         width,
     )
     return fig
