@@ -194,7 +194,7 @@ def test_aggregate_probability_of_improvement_is_rliables(rep, cells):
         x, y = normalised(cells, rep, q["a"]).T, normalised(cells, rep, q["b"]).T  # [run, task]
         assert q["prob_improvement"]["value"] == pytest.approx(metrics.probability_of_improvement(x, y), abs=1e-12)
         lo, hi = q["prob_improvement"]["lo"], q["prob_improvement"]["hi"]
-        assert q["prob_improvement"]["all_resamples_agree"] == (lo == hi)
+        assert q["prob_improvement"]["zero_width"] == (lo == hi)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -236,12 +236,12 @@ def test_seeds_needed_use_the_paired_test_at_alpha_and_the_holm_threshold(rep, n
 
 
 def test_power_section_is_a_planning_figure_for_the_paired_test(rep):
-    p, power = rep["power"], TTestPower()
+    p = rep["power"]
     n = len(rep["protocol"]["complete_seeds"])
     assert p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z" and p["seeds"] == n
     assert p["holm_threshold"] == pytest.approx(0.05 / family(rep, "aggregate")["m"])
     for key, alpha in (("alpha", 0.05), ("holm", p["holm_threshold"])):
-        assert power.power(effect_size=p["mde"][key], nobs=n, alpha=alpha) == pytest.approx(0.8, abs=1e-6)
+        assert paired_power(p["mde"][key], n, alpha) == pytest.approx(0.8, abs=1e-6)
 
 
 def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
@@ -265,7 +265,7 @@ def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
         for name in ("iqm", "median", "optimality_gap"):
             s = a[name]
             assert s["lo"] <= s["value"] <= s["hi"] or s["lo"] <= s["hi"]
-            assert s["all_resamples_agree"] == (s["lo"] == s["hi"])
+            assert s["zero_width"] == (s["lo"] == s["hi"])
     # the aggregate family tests exactly the headline's unit
     for q in family(rep, "aggregate")["pairs"]:
         assert q["mean_diff"] == pytest.approx(
@@ -450,21 +450,21 @@ def test_a_missing_cell_is_reported_and_the_rest_analysed(copy):
     assert rep["missing"] == [{**where, "reason": "no cell file"}]
     assert any("missing" in w for w in rep["warnings"])
     assert "warning:" in result.stderr
-    assert cell["seed"] not in rep["protocol"]["complete_seeds"]
     assert rep["per_task"][cell["task"]][cell["agent"]]["n"] == len(rep["protocol"]["seeds"]) - 1
-    # the aggregate says exactly what it dropped: that seed, for that cell
+    # the aggregate says exactly what it dropped: with 3 seeds, keeping the agent would
+    # cut every agent to 2 seeds (no tests), so the agent goes and every seed stays
     agg = rep["aggregate"]
-    assert agg["dropped_seeds"] == [{"seed": cell["seed"], "missing": [{"task": cell["task"], "agent": cell["agent"]}]}]
-    assert agg["dropped_agents"] == []
-    assert agg["seeds"] == [s for s in rep["protocol"]["seeds"] if s != cell["seed"]]
-    assert any(f"seed {cell['seed']} (missing: {cell['agent']} on {cell['task']})" in w for w in rep["warnings"])
+    assert agg["dropped_agents"] == [{"agent": cell["agent"], "reason": "2 seed(s) with a result on every task (fewer than 3)"}]
+    assert agg["dropped_seeds"] == [] and agg["seeds"] == rep["protocol"]["seeds"]
+    assert cell["agent"] not in agg["agents"]
+    assert any(f"drop agent {cell['agent']}" in w for w in rep["warnings"])
     # per-task pairs with that agent use the seeds they share; the others keep every seed
     for q in family(rep, cell["task"])["pairs"]:
         involved = cell["agent"] in (q["a"], q["b"])
         assert q["n"] == len(rep["protocol"]["seeds"]) - involved
         assert (cell["seed"] in q["seeds"]) != involved
     md = (copy / "benchmark_report.md").read_text()
-    assert f"- seed {cell['seed']}: missing {cell['agent']} on {cell['task']}" in md
+    assert f"- agent {cell['agent']}: 2 seed(s) with a result on every task" in md
     missing = md[md.index("## Missing or failed cells") : md.index("## Warnings")]
     assert f"| {cell['task']} | {cell['agent']} | {cell['seed']} | no cell file |" in missing
     assert "missing" in md[md.index("## Warnings") :]

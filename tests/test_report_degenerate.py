@@ -13,10 +13,13 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
+from clinbench.charts import figures
+from clinbench.charts.data import ChartData
 from clinbench.cli.app import app
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -211,7 +214,12 @@ def test_fewer_than_three_seeds_give_no_tests_and_no_intervals(tmp_path, n):
     assert any("no intervals and no tests across seeds" in w for w in rep["warnings"])
     assert any("no interval and no tests for it" in w for w in rep["warnings"])
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
-    assert "Too few seeds for a power analysis" in md
+    assert "No power analysis" in md
+    if n == 2:
+        assert rep["verdict"][1] == "No confirmatory test: the aggregate has fewer than 3 complete seeds (2)."
+        # untested pairs show no Holm p (they count as p = 1 inside the family)
+        row = next(line for line in md.splitlines() if line.startswith("| heuristic | random | 2 |"))
+        assert row.split(" | ")[5:7] == ["-", "-"]
 
 
 def test_one_agent_with_two_seeds_on_a_task_is_not_tested_there(tmp_path):
@@ -249,11 +257,39 @@ def test_an_agent_missing_a_whole_task_is_dropped_from_the_aggregate_not_the_see
     rep = report(write_results(tmp_path / "r", scores, SEEDS))
     agg = rep["aggregate"]
     assert agg["seeds"] == SEEDS and agg["dropped_seeds"] == []
-    assert agg["dropped_agents"] == [{"agent": "klong", "reason": "no seed with a result on every task"}]
+    assert agg["dropped_agents"] == [
+        {"agent": "klong", "reason": "0 seed(s) with a result on every task (fewer than 3)"}
+    ]
     assert set(agg["agents"]) == {"heuristic", "random"}
     assert "klong" in rep["per_task"]["easy_bench"] and "klong" not in rep["per_task"]["hard_bench"]
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
-    assert "- agent klong: no seed with a result on every task" in md
+    assert "- agent klong: 0 seed(s) with a result on every task (fewer than 3)" in md
+
+
+def test_an_agent_with_too_few_complete_seeds_is_dropped_not_everyones_seeds(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    for s in SEEDS[:3]:
+        del scores["hard_bench", "klong", s]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS))
+    agg = rep["aggregate"]
+    assert agg["seeds"] == SEEDS and set(agg["agents"]) == {"heuristic", "random"}
+    assert agg["dropped_agents"][0]["agent"] == "klong"
+    assert pair(rep, "aggregate", "heuristic", "random")["status"] == "tested"
+
+
+def test_welch_primary_uses_each_agents_own_seeds(tmp_path):
+    scores = grid(healthy(), SEEDS)
+    del scores["easy_bench", "klong", 7]
+    rep = report(write_results(tmp_path / "r", scores, SEEDS), "--test", "welch")
+    q = pair(rep, "easy_bench", "heuristic", "klong")
+    x = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS])
+    y = np.array([scores["easy_bench", "klong", s][0] for s in SEEDS if s != 7])
+    assert q["n_each"] == [5, 4] and q["p"] == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-9)
+    shared = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS if s != 7])
+    assert q["paired"]["p"] == pytest.approx(sps.ttest_rel(shared, y).pvalue, rel=1e-9)
+    assert q["effect"]["method"] == "noncentral t (pooled variance)"
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    assert "| heuristic | klong | 5 / 4 |" in md
 
 
 def test_welch_can_be_declared_primary(tmp_path):
@@ -271,3 +307,80 @@ def test_welch_can_be_declared_primary(tmp_path):
     assert (q["diff_lo"], q["diff_hi"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
     result = invoke("report", "--results", tmp_path / "r", "--no-charts", "--test", "wilcoxon")
     assert result.exit_code == 2 and "paired" in result.stderr and "welch" in result.stderr
+
+
+# --------------------------------------------------------------------------- odd folders
+def test_a_seed_listed_twice_is_bad_input(tmp_path):
+    folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["grid"]["seeds"].append(7)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    result = invoke("report", "--results", folder, "--no-charts")
+    assert result.exit_code == 2 and "lists a seed more than once" in result.stderr
+
+
+def test_a_cell_listed_twice_is_bad_input(tmp_path):
+    folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["cells"].append(manifest["cells"][0])
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    result = invoke("report", "--results", folder, "--no-charts")
+    assert result.exit_code == 2 and "lists a cell more than once" in result.stderr
+
+
+def test_an_agent_constant_on_every_seed_has_no_zero_width_headline(tmp_path):
+    agents = healthy()
+    agents["heuristic"] = {t: [0.9] * 5 for t in TASKS}  # best, and the same on every seed
+    rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
+    assert rep["aggregate"]["agents"]["heuristic"]["mean"]["no_spread"] is True
+    assert "(the same on every seed: no spread)" in rep["verdict"][0] and "[" not in rep["verdict"][0]
+    md = (tmp_path / "r" / "benchmark_report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| heuristic |") and "no spread" in line)
+    assert "[" not in row.split(" | ")[1]
+
+
+def test_a_task_without_references_is_named_and_the_report_says_there_is_no_aggregate(tmp_path):
+    agents = healthy()
+    scores = grid(agents, SEEDS)
+    folder = write_results(tmp_path / "r", scores, SEEDS)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["grid"]["tasks"] = ["easy_bench", "medium_bench", "hard_bench", "no_such_task"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rep = report(folder)
+    assert rep["aggregate"] == {} and rep["aggregate_absent"] == "no normalisation references for no_such_task"
+    assert any("no normalisation references for no_such_task" in w for w in rep["warnings"])
+    assert "No aggregate across tasks (no normalisation references for no_such_task)" in " ".join(rep["verdict"])
+    md = (folder / "benchmark_report.md").read_text()
+    assert "alpha / 0" not in md and "No power analysis" in md
+
+
+def test_a_tiny_alpha_gives_planning_figures_in_finite_time(tmp_path):
+    rep = report(write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS), "--alpha", "1e-17")
+    assert rep["power"]["mde"]["holm"] > rep["power"]["mde"]["alpha"] > 0
+
+
+def test_one_task_has_no_iqm_caveat(tmp_path):
+    agents = {a: {"easy_bench": per["easy_bench"]} for a, per in healthy().items()}
+    rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
+    assert rep["aggregate"]["caveats"] == []
+
+
+def test_scores_too_large_to_summarise_are_bad_input(tmp_path):
+    agents = healthy()
+    agents["klong"]["easy_bench"] = [1e200, -1e200, 1e200, 3e200, 0.0]
+    result = invoke("report", "--results", write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS), "--no-charts")
+    assert result.exit_code == 2 and "too large to summarise" in result.stderr
+    agents["klong"]["easy_bench"] = [1e308] * 5
+    scores = grid(agents, SEEDS)
+    result = invoke("report", "--results", write_results(tmp_path / "s", scores, SEEDS), "--no-charts")
+    assert result.exit_code == 2 and "overflows" in result.stderr and "Traceback" not in result.output
+
+
+def test_charts_and_export_survive_a_friedman_test_that_is_undefined(tmp_path):
+    agents = {a: {t: [0.5] * 5 for t in TASKS} for a in ("a", "b", "c")}
+    folder = write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS)
+    rep = report(folder)
+    assert rep["ranking"]["friedman_p"] is None
+    data = ChartData(report=rep, results=pd.DataFrame(), curves=pd.DataFrame(), trajectories=pd.DataFrame())
+    fig = figures.critical_difference(data, 7.0)
+    assert "Friedman p = undefined (every block tied)" in fig.get_suptitle().replace("\n", " ")

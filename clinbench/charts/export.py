@@ -95,9 +95,11 @@ def per_task_table(report: dict[str, Any]) -> str:
 
 
 def _cell(v: dict[str, Any]) -> str:
+    if v.get("no_spread"):
+        return f"{v['value']:.2f} (no spread)"
     if v.get("lo") is None or v.get("hi") is None:
         return f"{v['value']:.2f}"
-    if v.get("all_resamples_agree"):
+    if v.get("zero_width"):
         return f"{v['value']:.2f}*"
     return f"{v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
 
@@ -120,7 +122,7 @@ def aggregate_table(report: dict[str, Any]) -> str:
         "mean over seeds of the per-seed mean over tasks, with its Student-t 95\\% interval (the "
         "tested statistic). IQM, median, optimality gap: rliable's secondary figures with "
         f"stratified bootstrap 95\\% intervals ({report['protocol']['bootstrap_reps']} replicates; "
-        "* where every resample agrees). "
+        "* where the interval has zero width: at least 95\\% of resamples agree). "
         f"Bold: best per column; {DAGGER}: significantly worse than the best mean "
         f"({report['protocol']['test_name']}, Holm, confirmatory)."
     )

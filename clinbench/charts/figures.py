@@ -70,6 +70,11 @@ def _t_ci(values: np.ndarray) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+def _p(value: float | None) -> str:
+    """A p-value for a title; the report leaves it out (null) when it is undefined."""
+    return "undefined (every block tied)" if value is None else f"{value:.2g}"
+
+
 def _legend_handles(d: ChartData, agents: list[str]) -> list[Patch]:
     return [Patch(color=d.colors[a], label=a) for a in agents]
 
@@ -237,13 +242,13 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
 
 def probability_of_improvement(d: ChartData, width: float) -> Figure:
     """rliable's aggregate P(first > second) with bootstrap 95 % CIs; a hollow marker where
-    every resample agrees (a zero-width interval is not certainty)."""
+    the interval has zero width (which is not certainty)."""
     pairs = [p for p in _confirmatory(d)["pairs"] if p["prob_improvement"]]
     fig, ax = plt.subplots(figsize=(width, 0.22 * max(len(pairs), 1) + 0.9), layout="constrained")
     y = np.arange(len(pairs))[::-1]
     for yi, p in zip(y, pairs, strict=True):
         v = p["prob_improvement"]
-        if v["all_resamples_agree"]:
+        if v["zero_width"]:
             ax.plot(v["value"], yi, "o", ms=5, mfc="white", color=d.colors[p["a"]])
         else:
             _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt="o", color=d.colors[p["a"]])
@@ -255,7 +260,7 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
     _title(
         ax,
         f"Probability of improvement on the aggregate (rliable: mean over tasks of per-task P(X > Y)); "
-        f"stratified bootstrap 95 % CI, hollow = every resample agrees; n = {n} seeds",
+        f"stratified bootstrap 95 % CI, hollow = zero-width interval (at least 95 % of resamples agree); n = {n} seeds",
         width,
     )
     return fig
@@ -317,7 +322,7 @@ def critical_difference(d: ChartData, width: float) -> Figure:
     ax.axis("off")
     _title(
         ax,
-        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = {r['friedman_p']:.2g}; "
+        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = {_p(r['friedman_p'])}; "
         f"descriptive: bars join agents within the Nemenyi CD (alpha = {d.report['protocol']['alpha']}); "
         "the tests are Wilcoxon-Holm (report)",
         width,

@@ -19,6 +19,7 @@ import numpy as np
 from clinbench import stats
 from clinbench.report.pairs import CONFIRMATORY, MIN_SEEDS, compare, holm_family, interval
 from clinbench.report.results import Results
+from clinbench.stats._arrays import is_constant
 
 SECONDARY = ("iqm", "median", "optimality_gap")
 FAMILY = "aggregate"
@@ -50,12 +51,17 @@ def iqm_trimming(norm: list[np.ndarray], tasks: list[str]) -> dict[str, int]:
 
 
 def headline(per_seed: np.ndarray) -> dict[str, Any]:
-    """Mean over seeds with a Student-t 95 % interval; none below ``MIN_SEEDS`` seeds."""
+    """Mean over seeds with a Student-t 95 % interval; none below ``MIN_SEEDS`` seeds.
+
+    ``no_spread`` marks a per-seed mean that is the same on every seed: its interval has
+    zero width and is not shown as certainty.
+    """
     value, lo, hi = stats.t_interval(per_seed)
     if per_seed.size < MIN_SEEDS:
         lo = hi = math.nan
     sd = float(per_seed.std(ddof=1)) if per_seed.size > 1 else math.nan
-    return {"value": value, "lo": lo, "hi": hi, "sd": sd, "n": int(per_seed.size)}
+    spread = per_seed.size >= MIN_SEEDS and is_constant(per_seed)
+    return {"value": value, "lo": lo, "hi": hi, "sd": sd, "n": int(per_seed.size), "no_spread": spread}
 
 
 def build_aggregate(
@@ -82,21 +88,22 @@ def build_aggregate(
                 est, lo, hi = stats.stratified_bootstrap_ci(runs, stats.AGGREGATES[name], rng("aggregate", name, a), reps=reps)
                 rows[a][name] = interval(est, lo, hi)
             else:
-                rows[a][name] = interval(stats.AGGREGATES[name](runs), math.nan, math.nan) | {"all_resamples_agree": False}
+                rows[a][name] = interval(stats.AGGREGATES[name](runs), math.nan, math.nan) | {"zero_width": False}
         trimmed[a] = iqm_trimming(runs, res.tasks)
 
     pairs = []
     if len(norm) >= 2:
         for a, b in itertools.combinations(agents, 2):
-            def poi(g: np.random.Generator, r: int, a: str = a, b: str = b) -> tuple[float, float, float]:
+            def poi(_x: np.ndarray, _y: np.ndarray, g: np.random.Generator, r: int, a: str = a, b: str = b):
                 return stats.aggregate_probability_of_improvement_ci(norm[a], norm[b], g, r)
 
-            pairs.append({"a": a, "b": b, **compare(per_seed[a], per_seed[b], test, poi, rng("poi", FAMILY, a, b), reps)})
+            samples = (per_seed[a], per_seed[b])  # complete seeds: shared and own are the same
+            pairs.append({"a": a, "b": b, **compare(samples, samples, test, poi, rng("poi", FAMILY, a, b), reps)})
     family = holm_family(FAMILY, CONFIRMATORY, test, pairs, alpha)
 
     if norm and n < MIN_SEEDS:
         notes.append(f"the aggregate has {n} complete seed(s): no intervals and no tests across seeds (at least {MIN_SEEDS} needed)")
-    if norm and k < 4:
+    if norm and 2 <= k < 4:
         worst = max(((a, t, c) for a, per in trimmed.items() for t, c in per.items()), key=lambda x: x[2], default=None)
         text = (
             f"with {k} tasks the IQM is not a per-task figure: its 25 % trimming drops "

@@ -33,7 +33,7 @@ import numpy as np
 from clinbench import stats
 from clinbench.report.aggregate import FAMILY, build_aggregate
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
-from clinbench.report.results import Results
+from clinbench.report.results import Results, ResultsError
 from clinbench.report.verdict import verdict
 
 TESTS = tuple(stats.T_TESTS)
@@ -83,7 +83,10 @@ def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, An
             v = res.scores(task, agent)
             if not v:
                 continue
-            s = {**stats.summary(np.array(list(v.values()))), "seeds": list(v)}
+            with np.errstate(over="ignore"):  # an overflow is reported just below
+                s = {**stats.summary(np.array(list(v.values()))), "seeds": list(v)}
+            if len(v) > 1 and not all(math.isfinite(s[k]) for k in ("mean", "sd", "lo", "hi")):
+                raise ResultsError(f"the scores of {agent} on {task} are too large to summarise (their spread overflows)")
             if len(v) < MIN_SEEDS:
                 s["lo"] = s["hi"] = math.nan
                 notes.append(
@@ -99,14 +102,16 @@ def task_family(res: Results, task: str, test: str, alpha: float, reps: int, rng
     pairs = []
     for a, b in itertools.combinations(res.agents, 2):
         xa, xb = res.scores(task, a), res.scores(task, b)
-        shared = [s for s in xa if s in xb]
-        x, y = np.array([xa[s] for s in shared]), np.array([xb[s] for s in shared])
-
-        def poi(g: np.random.Generator, r: int, x: np.ndarray = x, y: np.ndarray = y) -> tuple[float, float, float]:
-            return stats.probability_of_improvement_ci(x, y, g, reps=r)
-
-        pairs.append({"a": a, "b": b, "seeds": shared, **compare(x, y, test, poi, rng("poi", task, a, b), reps)})
+        seeds = [s for s in xa if s in xb]
+        shared = (np.array([xa[s] for s in seeds]), np.array([xb[s] for s in seeds]))
+        own = (np.array(list(xa.values())), np.array(list(xb.values())))
+        q = compare(shared, own, test, _poi, rng("poi", task, a, b), reps)
+        pairs.append({"a": a, "b": b, "seeds": seeds, **q})
     return holm_family(task, EXPLORATORY, test, pairs, alpha)
+
+
+def _poi(x: np.ndarray, y: np.ndarray, g: np.random.Generator, reps: int) -> tuple[float, float, float]:
+    return stats.probability_of_improvement_ci(x, y, g, reps=reps)
 
 
 def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]:
@@ -138,23 +143,24 @@ def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]
     }
 
 
-def power(n: int, test: str, alpha: float, m: int, blocks: int, notes: list[str]) -> dict[str, Any]:
-    """Planning figures: the smallest effect the primary test detects with 80 % power."""
+def power(n: int, test: str, alpha: float, m: int, rank: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Planning figures: the smallest effect the primary test detects with 80 % power at
+    ``n`` seeds, at alpha and at Holm's first threshold of a family of ``m`` pairs."""
     out: dict[str, Any] = {"planning": True, "test": test, "effect": stats.EFFECT_SIZES[test][0], "seeds": n, "alpha": alpha, "m": m}
-    if n < MIN_SEEDS:
-        return out
-    mde = stats.PLANNING[test][1]
-    threshold = alpha / m if m else alpha
-    out.update(holm_threshold=threshold, mde={"alpha": mde(n, alpha), "holm": mde(n, threshold)})
-    if blocks and m:
+    if rank:
+        blocks, posthoc_m = rank["blocks"], rank["posthoc"]["m"]
         floor = stats.wilcoxon_floor(blocks)
         out["wilcoxon_floor"] = floor
-        if not stats.family_can_reach_alpha(floor, m, alpha):
+        if not stats.family_can_reach_alpha(floor, posthoc_m, alpha):
             notes.append(
                 f"with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p below {floor:.4g}, "
-                f"while Holm over {m} comparisons needs p <= {alpha / m:.4g}: the ranking's post-hoc "
-                "can never be significant here"
+                f"while Holm over {posthoc_m} comparisons needs p <= {alpha / posthoc_m:.4g}: the ranking's "
+                "post-hoc can never be significant here"
             )
+    if n < MIN_SEEDS or m < 1:
+        return out
+    mde = stats.PLANNING[test][1]
+    out.update(holm_threshold=alpha / m, mde={"alpha": mde(n, alpha), "holm": mde(n, alpha / m)})
     return out
 
 
@@ -167,15 +173,20 @@ def build_report(
     rng = functools.partial(_rng, bootstrap_seed)
     refs, ref_warnings = references(res)
     notes = list(res.warnings) + ref_warnings
-    scope = res.scope()
+    scope = res.scope(MIN_SEEDS)
     per_task = per_task_summaries(res, notes)
     families = [task_family(res, task, test, alpha, bootstrap_reps, rng) for task in res.tasks]
-    if refs and len(refs) == len(res.tasks):
+    unreferenced = [t for t in res.tasks if t not in refs]
+    absent = None
+    if unreferenced:
+        absent = f"no normalisation references for {', '.join(unreferenced)}"
+        aggregate, agg_family = {}, holm_family(FAMILY, CONFIRMATORY, test, [], alpha)
+        notes.append(f"{absent}: no aggregate across tasks")
+    else:
         aggregate, agg_family, caveats = build_aggregate(res, refs, scope, test, alpha, bootstrap_reps, rng)
         notes += caveats
-    else:
-        aggregate, agg_family = {}, holm_family(FAMILY, CONFIRMATORY, test, [], alpha)
-        notes.append("no normalisation references for these tasks: no aggregate across tasks")
+        if not aggregate:
+            absent = "no seed has a result for every agent on every task"
     families.insert(0, agg_family)
     if scope["dropped_seeds"] or scope["dropped_agents"]:
         notes.append(scope_sentence(scope))
@@ -206,7 +217,8 @@ def build_report(
         "aggregate": aggregate,
         "families": families,
         "ranking": rank,
-        "power": power(len(scope["seeds"]), test, alpha, agg_family["m"], rank.get("blocks", 0), notes),
+        "power": power(len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes),
+        "aggregate_absent": absent,
         "missing": res.missing,
         "failed": res.failed,
         "warnings": notes,

@@ -31,7 +31,7 @@ CONFIRMATORY, EXPLORATORY = "confirmatory", "exploratory"
 #: Why a pair has no test result.
 TOO_FEW = f"not tested (fewer than {MIN_SEEDS} shared seeds)"
 
-PoiFn = Callable[[np.random.Generator, int], tuple[float, float, float]]
+PoiFn = Callable[[np.ndarray, np.ndarray, np.random.Generator, int], tuple[float, float, float]]
 
 
 def _t(result: dict[str, Any]) -> dict[str, Any]:
@@ -39,23 +39,34 @@ def _t(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def interval(value: float, lo: float, hi: float) -> dict[str, Any]:
-    """A bootstrap estimate; an interval of zero width is flagged, never shown as certainty."""
-    return {"value": value, "lo": lo, "hi": hi, "all_resamples_agree": bool(lo == hi)}
+    """A bootstrap estimate. A zero-width interval (its 2.5 % and 97.5 % quantiles equal:
+    at least 95 % of the resamples give the same value) is flagged, never shown as
+    certainty."""
+    return {"value": value, "lo": lo, "hi": hi, "zero_width": bool(lo == hi)}
 
 
-def compare(x: np.ndarray, y: np.ndarray, test: str, poi: PoiFn, rng: np.random.Generator, reps: int) -> dict[str, Any]:
-    """Every number of one pair on aligned per-seed samples (x = first agent).
+Samples = tuple[np.ndarray, np.ndarray]
 
-    ``poi(rng, reps)`` gives the probability of improvement with its bootstrap interval:
-    per task, P(X > Y) on these samples; on the aggregate, rliable's mean over tasks.
+
+def compare(shared: Samples, own: Samples, test: str, poi: PoiFn, rng: np.random.Generator, reps: int) -> dict[str, Any]:
+    """Every number of one pair (x = first agent).
+
+    ``shared`` holds both agents' scores on the seeds they share, aligned by seed;
+    ``own`` each agent's scores on all its seeds (the same in a complete grid). The
+    paired test always uses ``shared``; Welch uses ``own`` when it is the primary test
+    (an unpaired protocol keeps every seed) and ``shared`` when it is the robustness
+    column. Effect size and probability of improvement follow the primary test's
+    samples; ``poi(x, y, rng, reps)`` gives the latter with its bootstrap interval.
     """
-    n = int(x.size)
+    samples = {"paired": shared, "welch": own if test == "welch" else shared}
+    x, y = samples[test]
     out: dict[str, Any] = {
-        "n": n,
+        "n": int(min(x.size, y.size)),
+        "n_each": [int(x.size), int(y.size)],
         "test": test,
         "status": "tested",
         "note": None,
-        "mean_diff": float(x.mean() - y.mean()) if n else math.nan,
+        "mean_diff": float(x.mean() - y.mean()) if x.size and y.size else math.nan,
         "diff_lo": math.nan,
         "diff_hi": math.nan,
         "p": math.nan,
@@ -65,23 +76,25 @@ def compare(x: np.ndarray, y: np.ndarray, test: str, poi: PoiFn, rng: np.random.
         "prob_improvement": None,
         "seeds_needed": None,
     }
-    if n < MIN_SEEDS:
+    if min(x.size, y.size) < MIN_SEEDS:
         out.update(status="too few seeds", note=TOO_FEW)
         return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy on near-constant samples
-        tests = {name: fn(x, y) for name, fn in stats.T_TESTS.items()}
-    primary = tests[test]
+        tests = {
+            name: _t(fn(*samples[name])) if min(samples[name][0].size, samples[name][1].size) >= MIN_SEEDS else None
+            for name, fn in stats.T_TESTS.items()
+        }
+        primary = stats.T_TESTS[test](x, y)
     effect_name, effect_fn = stats.EFFECT_SIZES[test]
     out.update(
         mean_diff=primary["diff"],
         diff_lo=primary["lo"],
         diff_hi=primary["hi"],
         p=primary["p"],
-        paired=_t(tests["paired"]),
-        welch=_t(tests["welch"]),
         effect={"name": effect_name, **effect_fn(x, y)},
-        prob_improvement=interval(*poi(rng, reps)),
+        prob_improvement=interval(*poi(x, y, rng, reps)),
+        **tests,
     )
     if not primary["testable"]:
         out.update(status="no variance", note=stats.NO_VARIANCE)

@@ -33,20 +33,22 @@ def _pvalue(value: Any) -> str:
 def _ci(s: dict[str, Any]) -> str:
     """A Student-t interval of a summary; marked when missing or of zero width."""
     if s.get("lo") is None or s.get("hi") is None:
-        return "- (fewer than 3 seeds)"
+        return "- (fewer than 3 seeds)" if s.get("n", 0) < 3 else "-"
     text = f"[{_num(3)(s['lo'])}, {_num(3)(s['hi'])}]"
     return text + " (no spread)" if s["lo"] == s["hi"] else text
 
 
 def _vci(s: dict[str, Any] | None) -> str:
-    """``value [lo, hi]``; a zero-width bootstrap interval is said in words, not printed."""
+    """``value [lo, hi]``; a zero-width interval is said in words, not printed."""
     if not s:
         return "-"
     value = _num(2)(s.get("value"))
+    if s.get("no_spread"):
+        return f"{value} (no spread)"
     if s.get("lo") is None or s.get("hi") is None:
         return value
-    if s.get("all_resamples_agree"):
-        return f"{value} (all resamples agree)"
+    if s.get("zero_width"):
+        return f"{value} (≥ 95 % of resamples agree)"
     return f"{value} [{_num(2)(s['lo'])}, {_num(2)(s['hi'])}]"
 
 

@@ -56,14 +56,20 @@ class Results:
         agents = self.agents if agents is None else agents
         return [s for s in self.seeds if all((t, a, s) in self.records for t in self.tasks for a in agents)]
 
-    def scope(self) -> dict[str, Any]:
+    def scope(self, min_seeds: int = 3) -> dict[str, Any]:
         """What the analyses across tasks (aggregate, ranking) use, and what they drop.
 
-        An agent with no seed complete on every task would empty the aggregate for all, so
-        it is dropped; then every seed that is not complete for the remaining agents is
-        dropped, with the cells it lacks.
+        An agent with fewer than ``min_seeds`` seeds complete on every task would cut every
+        other agent down to those seeds, so it is dropped (as long as two agents with
+        enough seeds remain; otherwise only agents with no complete seed are dropped);
+        then every seed that is not complete for the remaining agents is dropped, with
+        the cells it lacks.
         """
-        dropped_agents = [a for a in self.agents if not self.complete_seeds([a])]
+        complete = {a: len(self.complete_seeds([a])) for a in self.agents}
+        short = [a for a in self.agents if complete[a] < min_seeds]
+        if len(self.agents) - len(short) < 2:
+            short = [a for a in self.agents if complete[a] == 0]
+        dropped_agents = short
         agents = [a for a in self.agents if a not in dropped_agents]
         seeds = self.complete_seeds(agents) if agents else []
         dropped_seeds = [
@@ -80,7 +86,8 @@ class Results:
             "agents": agents,
             "seeds": seeds,
             "dropped_agents": [
-                {"agent": a, "reason": "no seed with a result on every task"} for a in dropped_agents
+                {"agent": a, "reason": f"{complete[a]} seed(s) with a result on every task (fewer than {min_seeds})"}
+                for a in dropped_agents
             ],
             "dropped_seeds": dropped_seeds,
         }
@@ -101,6 +108,10 @@ def bad_value(record: dict[str, Any]) -> str | None:
             return f"{field_name} is {json.dumps(value)}, not a number"
         if not math.isfinite(value):
             return f"{field_name} is {value}"
+    with np.errstate(over="ignore"):
+        mean = float(np.mean([e["score"] for e in record["episodes"]]))
+    if not math.isfinite(mean):
+        return "the mean of episodes[*].score overflows"
     return None
 
 
@@ -122,6 +133,13 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
         grid, cells = manifest["grid"], manifest["cells"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ResultsError(f"{manifest_path} is unreadable: {exc}") from None
+    seeds = [int(s) for s in grid["seeds"]]
+    if len(set(seeds)) != len(seeds):
+        raise ResultsError(f"{manifest_path} lists a seed more than once: {seeds}")
+    keys = [(c["task"], c["agent"], int(c["seed"])) for c in cells]
+    if len(set(keys)) != len(keys):
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        raise ResultsError(f"{manifest_path} lists a cell more than once: {', '.join(map(str, twice))}")
     config_path = folder / "config.yaml"
     config = OmegaConf.to_container(OmegaConf.load(config_path)) if config_path.exists() else {}
     res = Results(folder, manifest, config, list(grid["tasks"]), list(grid["agents"]), [int(s) for s in grid["seeds"]], {})

@@ -25,6 +25,8 @@ def _versus(pair: dict[str, Any]) -> str:
 
 def _value(s: dict[str, Any]) -> str:
     """``0.92 [0.91, 0.94]``, or the value alone, saying why it has no interval."""
+    if s.get("no_spread"):
+        return f"{s['value']:.2f} (the same on every seed: no spread)"
     if s.get("lo") is None or s.get("hi") is None:
         return f"{s['value']:.2f} (no interval: fewer than 3 seeds)"
     return f"{s['value']:.2f} [{s['lo']:.2f}, {s['hi']:.2f}]"
@@ -45,6 +47,8 @@ def headline(report: dict[str, Any]) -> str | None:
 def confirmatory(fam: dict[str, Any], test_name: str) -> list[str]:
     if not fam["pairs"]:
         return []
+    if all(p["status"] == "too few seeds" for p in fam["pairs"]):
+        return [f"No confirmatory test: the aggregate has fewer than 3 complete seeds ({fam['pairs'][0]['n']})."]
     sig = [p for p in fam["pairs"] if p["significant"]]
     rest = [p for p in fam["pairs"] if p["status"] == "tested" and not p["significant"]]
     untestable = [p for p in fam["pairs"] if p["status"] != "tested"]
@@ -111,6 +115,8 @@ def verdict(report: dict[str, Any]) -> list[str]:
     fams = {f["name"]: f for f in report["families"]}
     agg_fam = next((f for f in report["families"] if f["role"] == CONFIRMATORY), None)
     out = [s for s in [headline(report)] if s]
+    if not report["aggregate"]:
+        out.append(f"No aggregate across tasks ({report['aggregate_absent']}): no confirmatory family.")
     if agg_fam:
         out += confirmatory(agg_fam, report["protocol"]["test_name"])
     out += [s for s in [every_task(list(fams.values()), report["protocol"]["agents"]), planning(report, agg_fam)] if s]

@@ -91,11 +91,13 @@ def noncentrality_interval(t: float, df: float, confidence: float = 0.95) -> tup
     return float(lo), float(hi)
 
 
-def _effect(value: float, scale: float, t: float, df: float, se_normal: float, c: float) -> dict[str, Any]:
+def _effect(
+    value: float, scale: float, t: float, df: float, se_normal: float, c: float, exact: str = "noncentral t"
+) -> dict[str, Any]:
     """Point estimate with the exact interval of δ = nc / scale, else a normal one."""
     try:
         lo, hi = noncentrality_interval(t, df, c)
-        return {"value": value, "lo": lo / scale, "hi": hi / scale, "method": "noncentral t"}
+        return {"value": value, "lo": lo / scale, "hi": hi / scale, "method": exact}
     except ArithmeticError:
         z = sps.norm.ppf((1 + c) / 2)
         return {"value": value, "lo": value - z * se_normal, "hi": value + z * se_normal, "method": "normal approximation"}
@@ -111,9 +113,11 @@ def hedges_g(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:
     ``d = (x̄ - ȳ) / s_p`` with pooled ``s_p² = ((n-1)s_x² + (m-1)s_y²) / (n+m-2)``;
     ``g = J(n+m-2) · d`` (Hedges & Olkin, *Statistical Methods for Meta-Analysis*, 1985,
     chapter 5). The interval is the exact interval of the population δ from the
-    noncentral t of the pooled t statistic ``t = d sqrt(nm/(n+m))`` (df = n+m-2); where
-    scipy cannot invert it, the normal approximation ``g ± z sqrt((n+m)/(nm) + g²/(2(n+m)))``
-    and ``method`` says which. Both samples constant: ``s_p = 0``, every field NaN
+    noncentral t of the *pooled-variance* t statistic ``t = d sqrt(nm/(n+m))``
+    (df = n+m-2), so ``method`` says "noncentral t (pooled variance)": it assumes equal
+    variances, which Welch's test does not, and can disagree with Welch's p near the
+    boundary. Where scipy cannot invert it, the normal approximation
+    ``g ± z sqrt((n+m)/(nm) + g²/(2(n+m)))``. Both samples constant: ``s_p = 0``, every field NaN
     (tested on the values, since rounding can leave ``s_p`` at 1e-17 and g at 1e15).
     """
     a, b = as_sample(x, "x", 2), as_sample(y, "y", 2)
@@ -127,7 +131,7 @@ def hedges_g(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:
     g = _hedges_j(df) * d
     scale = math.sqrt(n * m / (n + m))
     se = math.sqrt((n + m) / (n * m) + g * g / (2 * (n + m)))
-    return _effect(float(g), scale, float(d * scale), df, se, c)
+    return _effect(float(g), scale, float(d * scale), df, se, c, exact="noncentral t (pooled variance)")
 
 
 def cohens_dz(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:

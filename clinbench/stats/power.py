@@ -44,7 +44,7 @@ def _power(design: Design, d: float, n: int, alpha: float) -> float:
     if n < 2:
         raise ValueError(f"need at least 2 seeds, got {n}")
     df, scale = design(n)
-    crit = sps.t.ppf(1 - alpha / 2, df)
+    crit = sps.t.isf(alpha / 2, df)  # not ppf(1 - alpha / 2): 1 - 1e-17 rounds to 1
     nc = abs(d) * scale
     result = float(sps.nct.sf(crit, df, nc) + sps.nct.sf(crit, df, -nc))
     if not math.isfinite(result) and nc > 10 * crit + 40:
@@ -64,6 +64,8 @@ def _minimum_detectable_effect(design: Design, n: int, alpha: float, power: floa
     hi = 1.0
     while gap(hi) < 0:
         hi *= 2
+        if hi > 1e12:
+            raise FloatingPointError(f"no effect below 1e12 reaches power {power} at n={n}, alpha={alpha}")
     return float(optimize.brentq(gap, 0.0, hi, xtol=1e-12))
 
 
