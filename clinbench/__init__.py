@@ -1,3 +1,7 @@
 """clinbench: a benchmark for long-horizon decision agents on simulated clinical trials."""
 
+from clinbench.numerics import pin_blas_kernel
+
+pin_blas_kernel()  # before anything imports numpy (clinbench/numerics.py says why)
+
 __version__ = "0.1.0"

@@ -18,6 +18,7 @@ from typing import Any
 
 import clinbench
 from clinbench.config import SweepConfig
+from clinbench.numerics import blas_kernel
 
 FORMAT = 1
 #: Sources whose change changes what a cell computes.
@@ -156,4 +157,5 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         )
         record["timing"] = {"train_seconds": result.train_seconds, "eval_seconds": result.eval_seconds}
     record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
+    record["blas_kernel"] = blas_kernel()  # the worker's (clinbench/numerics.py)
     return record

@@ -31,6 +31,7 @@ from rich.progress import (
 )
 
 from clinbench.config import ConfigError, SweepConfig
+from clinbench.numerics import PINNED_KERNEL, blas_kernel
 from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
 from clinbench.sweep.provenance import config_hash, manifest
 from clinbench.sweep.store import CorruptCell, cell_path, read_cell, remove_stale_temps, write_json_atomic
@@ -141,6 +142,13 @@ def run_sweep(
     stale = remove_stale_temps(runs) + remove_stale_temps(cfg.results)
     if stale:
         console.print(f"removed {len(stale)} temporary file(s) left by an interrupted sweep")
+    kernel = blas_kernel()
+    if kernel not in (None, PINNED_KERNEL) and os.environ.get("OPENBLAS_CORETYPE") is None:
+        console.print(
+            f"[yellow]warning:[/] OpenBLAS runs its {kernel} kernel, not {PINNED_KERNEL}: learning agents "
+            "may not reproduce the canonical numbers (import clinbench before numpy, or set "
+            f"OPENBLAS_CORETYPE={PINNED_KERNEL}; clinbench/numerics.py)"
+        )
     cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
     for message in corrupt:
         console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import clinbench
+from clinbench.numerics import blas_kernel
 
 LIBRARIES = (
     "numpy", "scipy", "pandas", "matplotlib", "seaborn", "joblib", "hydra-core", "omegaconf",
@@ -57,6 +58,7 @@ def machine() -> dict[str, Any]:
         "processor": platform.processor() or None,
         "cores": os.cpu_count(),
         "python": platform.python_version(),
+        "blas_kernel": blas_kernel(),
     }
 
 
