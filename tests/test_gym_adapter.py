@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import os
 import pickle
+import platform
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+import clinbench
 import clinbench.env
+import clinbench.numerics
 from clinbench.env import env_ids, make, register_gym_envs
 from clinbench.env.gym_adapter import ENTRY_POINT, MacroGymEnv, gym_id
 
@@ -166,3 +174,101 @@ def test_overrides_reach_the_native_env_and_bad_arguments_are_refused():
         MacroGymEnv("recruitment/easy_bench", render_mode="rgb_array")
     with pytest.raises(RuntimeError, match="reset"):
         MacroGymEnv("recruitment/easy_bench").step(0)
+
+
+def test_import_clinbench_alone_registers_the_ids_for_gymnasiums_module_form():
+    code = (
+        "import sys, gymnasium as gym\n"
+        "env = gym.make('clinbench:clinbench/Recruitment-easy_bench-v1')\n"
+        "feats, info = env.reset(seed=0)\n"
+        "assert feats.shape == env.observation_space.shape\n"
+        "assert 'clinbench.env' in sys.modules\n"
+        "import clinbench, clinbench.numerics\n"
+        "print(len([i for i in gym.registry if i.startswith('clinbench/')]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(clinbench.__file__).parents[1]), env.get("PYTHONPATH", "")]
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert int(out.stdout.strip()) == len(env_ids())
+
+
+def test_import_clinbench_still_pins_the_blas_kernel_before_numpy_loads():
+    # pin_blas_kernel() does nothing once numpy is loaded, so the variable shows the order.
+    code = "import os, clinbench\nprint(os.environ.get('OPENBLAS_CORETYPE'))\n"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env["PYTHONPATH"] = str(Path(clinbench.__file__).parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    if platform.machine().lower() in ("x86_64", "amd64") and clinbench.numerics._cpu_has_avx2_fma():
+        assert out.stdout.strip() == clinbench.numerics.PINNED_KERNEL
+
+
+def _play(env, seed: int, steps: int) -> list:
+    rng = np.random.default_rng(seed)
+    feats, info = env.reset(seed=seed)
+    out = [feats]
+    for _ in range(steps):
+        k = int(rng.choice(np.flatnonzero(_no_stop(info["action_mask"]))))
+        feats, reward, terminated, _, info = env.step(k)
+        out += [feats, reward, info["action_mask"], info["error"]]
+        if terminated:
+            break
+    return out
+
+
+def _same(a: list, b: list) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+        else:
+            assert x == y
+
+
+def test_wrap_puts_the_adapter_around_an_existing_native_env():
+    native = make("recruitment/hard_bench", budget=60_000.0)
+    env = MacroGymEnv.wrap(native)
+    assert env.native is native
+    assert env.env_id == "recruitment/hard_bench"
+    assert env.overrides == {"budget": 60_000.0}
+    assert env.observation_space.shape == (native.macro_space.n_features,)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    made = MacroGymEnv("recruitment/hard_bench", budget=60_000.0)
+    _same(_play(env, 4, 80), _play(made, 4, 80))
+    # the world of seed s is the native world of seed s
+    feats, _ = env.reset(seed=9)
+    obs, _ = make("recruitment/hard_bench", budget=60_000.0).reset(seed=9)
+    np.testing.assert_array_equal(feats, native.macro_space.features(obs).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(MacroGymEnv.wrap(make("recruitment/easy_bench")))
+
+
+def test_a_wrapped_adapter_pickles_by_rebuilding_from_the_task_and_its_params():
+    env = MacroGymEnv.wrap(make("recruitment/medium_bench", budget=70_000.0, target=20))
+    rng = np.random.default_rng(1)
+    _, info = env.reset(seed=2)
+    for _ in range(30):
+        _, _, _, _, info = env.step(int(rng.choice(np.flatnonzero(_no_stop(info["action_mask"])))))
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.native is not env.native
+    assert copy.native.spec.params == env.native.spec.params
+    for _ in range(40):
+        k = int(rng.choice(np.flatnonzero(_no_stop(info["action_mask"]))))
+        a, b = env.step(k), copy.step(k)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1:4] == b[1:4]
+        info = a[4]
+
+
+def test_wrap_refuses_a_native_env_make_cannot_rebuild():
+    native = make("recruitment/easy_bench")
+    native.spec = dataclasses.replace(native.spec, params=object())
+    with pytest.raises(TypeError, match="cannot wrap"):
+        MacroGymEnv.wrap(native)

@@ -1,7 +1,7 @@
 """Gymnasium view of any clinbench environment: feature vector in, macro-action index out.
 
-Importing :mod:`clinbench.env` registers the ids (or let Gymnasium import it:
-``gym.make("clinbench.env:clinbench/Recruitment-easy_bench-v1")``).
+Importing :mod:`clinbench` registers the ids (or let Gymnasium import it:
+``gym.make("clinbench:clinbench/Recruitment-easy_bench-v1")``).
 
 ``gym.make("clinbench/Recruitment-easy_bench-v1")`` gives a :class:`MacroGymEnv` whose
 
@@ -24,28 +24,34 @@ Gymnasium ``np_random``, so a seeded reset followed by unseeded ones is reproduc
 Pickling stores the recipe of the current episode (task id, overrides, reset seed and
 options, the macro indices played) and replays it on load. Native environments are
 deterministic given the seed, so this restores the exact state without depending on how
-a native environment lays out its internals.
+a native environment lays out its internals. An adapter made with :meth:`MacroGymEnv.wrap`
+stores the task id and the native parameters (as overrides of the task's own) instead.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import inspect
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from clinbench.env.base import Env
 from clinbench.env.registry import env_ids, make, spec
 
 #: Entry point Gymnasium imports when it builds a registered id.
 ENTRY_POINT = "clinbench.env.gym_adapter:MacroGymEnv"
+#: What ``gym.make_vec(id, n, vectorization_mode="vector_entry_point")`` builds.
+VECTOR_ENTRY_POINT = "clinbench.env.gym_vector:MacroVectorEnv"
 _SEED_BOUND = np.iinfo(np.int64).max
 
 
 class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
     """A registered clinbench environment behind Gymnasium's ``Env`` API."""
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, env_id: str, render_mode: str | None = None, **overrides: Any):
         if render_mode is not None:
@@ -54,17 +60,46 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         self.env_id = env_id
         self.overrides = dict(overrides)
         self._build_native()
+        self._init_spaces()
+
+    @classmethod
+    def wrap(cls, native: Env) -> MacroGymEnv:
+        """The adapter around an existing native env (e.g. built by a training factory).
+
+        ``reset(seed=s)`` then plays the native world of seed ``s``. Pickling rebuilds
+        the native env from ``native.spec.id`` and its parameters, so those must be the
+        registered task's parameters with some fields replaced (checked here).
+        """
+        self = cls.__new__(cls)
+        self.render_mode = None
+        self.env_id = native.spec.id
+        self.overrides = _overrides_of(native)
+        gid = gym_id(self.env_id)
+        if gid in gym.registry:  # how to build the same env with gym.make
+            kwargs = {**gym.spec(gid).kwargs, **self.overrides}
+            self.spec = dataclasses.replace(gym.spec(gid), kwargs=kwargs)
+        self._attach(native)
+        self._init_spaces()
+        return self
+
+    def _build_native(self) -> None:
+        self._attach(make(self.env_id, **self.overrides))
+
+    def _attach(self, native: Env) -> None:
+        self.native = native
+        self.macro_space = native.macro_space
+        self._obs: Any = None
+
+    def _init_spaces(self) -> None:
         self.observation_space = spaces.Box(
             0.0, 1.0, (self.macro_space.n_features,), dtype=np.float32
         )
         self.action_space = spaces.Discrete(self.macro_space.n)
+        self._n = self.macro_space.n
+        self._n_features = self.macro_space.n_features
+        self._features_out = "out" in inspect.signature(self.macro_space.features).parameters
         self._episode: tuple[int, dict[str, Any] | None] | None = None
         self._played: list[int] = []
-
-    def _build_native(self) -> None:
-        self.native = make(self.env_id, **self.overrides)
-        self.macro_space = self.native.macro_space
-        self._obs: Any = None
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(
@@ -79,7 +114,10 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         return self._convert(obs, info)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action):
+        # Plain ints (what policies mostly pass) are checked here; anything else by the space.
+        if not (type(action) is int and 0 <= action < self._n) and not self.action_space.contains(
+            action
+        ):
             raise ValueError(f"action {action!r} is not in {self.action_space}")
         if self._obs is None:
             raise RuntimeError("call reset() first")
@@ -92,10 +130,17 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         return features, float(reward), bool(terminated), bool(truncated), info
 
     def _convert(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        """Features and mask of ``obs``; ``info`` is the native env's fresh dict, extended."""
         self._obs = obs
-        info = dict(info)
-        info["action_mask"] = np.asarray(self.macro_space.mask(obs), dtype=np.int8)
-        return np.asarray(self.macro_space.features(obs), dtype=np.float32), info
+        mask = self.macro_space.mask(obs)
+        # A bool array holds 0/1 bytes: viewing it as int8 is the cast without a copy.
+        info["action_mask"] = mask.view(np.int8) if mask.dtype == np.bool_ else mask.astype(np.int8)
+        return self._features(obs), info
+
+    def _features(self, obs: Any) -> np.ndarray:
+        if self._features_out:  # clipped in float64, cast on the way out like ``astype``
+            return self.macro_space.features(obs, out=np.empty(self._n_features, np.float32))
+        return np.asarray(self.macro_space.features(obs), dtype=np.float32)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -118,6 +163,22 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         self._obs = obs
 
 
+def _overrides_of(native: Env) -> dict[str, Any]:
+    """The parameter overrides that rebuild ``native`` with ``make`` (for pickling)."""
+    base, params = spec(native.spec.id).params, native.spec.params
+    if not (dataclasses.is_dataclass(params) and type(params) is type(base)):
+        raise TypeError(f"cannot wrap {native!r}: its parameters are not the task's kind")
+    overrides = {
+        f.name: getattr(params, f.name)
+        for f in dataclasses.fields(params)
+        if getattr(params, f.name) != getattr(base, f.name)
+    }
+    rebuilt = make(native.spec.id, **overrides).spec.params
+    if rebuilt != params:
+        raise TypeError(f"cannot wrap {native!r}: make() does not rebuild its parameters")
+    return overrides
+
+
 # ---------------------------------------------------------------------- registration
 def gym_id(env_id: str) -> str:
     """``"recruitment/easy_bench"`` -> ``"clinbench/Recruitment-easy_bench-v1"``."""
@@ -135,6 +196,7 @@ def register_gym_envs() -> list[str]:
             gym.register(
                 id=gid,
                 entry_point=ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
                 kwargs={"env_id": env_id},
                 max_episode_steps=None,
             )

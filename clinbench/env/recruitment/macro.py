@@ -23,12 +23,15 @@ import numpy as np
 
 from clinbench.env.base import MacroSpace
 from clinbench.env.recruitment.actions import GLOBAL_STRATEGIES, Action, ActionType
-from clinbench.env.recruitment.observation import Observation, SiteView
+from clinbench.env.recruitment.observation import AVAILABLE, ROW_STATE, Observation, SiteView
 from clinbench.env.recruitment.tasks import TaskParams
 from clinbench.env.recruitment.world import patient_id, site_id
 
 #: Pseudo-attempts at the site's reported conversion in the optimistic estimate.
 PRIOR_ATTEMPTS = 2.0
+_CRITERIA_FEATURE = {"tight": 0.0, "normal": 0.5, "relaxed": 1.0}
+#: The ufunc behind ``np.clip`` (same values, without the wrapper's cost on tiny arrays).
+_clip = np._core.umath.clip
 
 
 def site_estimate(site: SiteView, wait_penalty: float) -> float:
@@ -129,40 +132,125 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
                 f"site_{x}_retrieved_conversion",
             ]
         self.feature_names = tuple(feats)
+        self._best_obs: Observation | None = None
+        self._best = -1
+        self._value_of = None
+        self._value = np.empty(0)
+        self._sp_sites = self._sp_retrieved = None
+        self._site_cache: dict[SiteView, tuple[float, ...]] = {}
+        self._sp: tuple[list[float], list[bool], bool] = ([], [], False)
+        # Actions that take nothing from the observation are immutable: build them once.
+        self._fixed_actions: dict[int, Action] = {
+            k: Action(ActionType.ADJUST_STRATEGY, strategy_change=name)
+            for k, name in enumerate(self.names)
+            if name not in _MACRO_OF_TYPE.values()
+        }
+        self._fixed_actions[self.index["stop"]] = Action(ActionType.STOP_RECRUITMENT)
+
+    # ------------------------------------------------------------------ shared per-observation work
+    def _best_screen(self, obs: Observation) -> int:
+        """``best_screen_candidate(obs)``, computed once per observation.
+
+        ``features`` and ``to_action`` both need it for the same observation; the
+        pre-screen value is computed once per world over the whole pool (the same
+        elementwise operations, so the same numbers), and the argmax over the arrivals
+        picks the same first-best patient.
+        """
+        if obs is self._best_obs:
+            return self._best
+        if obs.funnel.available == 0:
+            best = -1
+        else:
+            w = obs.visible
+            if w is not self._value_of:
+                self._value = w.prescreen_eligibility - 0.5 * w.prescreen_dropout
+                self._value_of = w
+            # Non-arrivals at -inf: the first maximum is the first best arrival.
+            best = int(np.where(obs.patients[ROW_STATE] == AVAILABLE, self._value, -np.inf).argmax())
+        self._best_obs, self._best = obs, best
+        return best
+
+    def _site_features(self, site: SiteView) -> tuple[float, ...]:
+        """The first five features of a site (``site_estimate`` inlined).
+
+        Cached by the site's value: equal views give equal numbers (a ``-0.0`` wait, the
+        only value equal to another with other bits, becomes ``0.0`` once clipped).
+        """
+        _, wait, cap, cap_total, att_r, succ_r, _, _, rep, audit, _ = site
+        conv = (succ_r + PRIOR_ATTEMPTS * rep) / (att_r + PRIOR_ATTEMPTS)
+        return (
+            cap / max(cap_total, 1),
+            conv / (1.0 + self.params.wait_penalty * wait),
+            att_r / 10.0,
+            wait / 15.0,
+            float(cap > 0 and not audit),
+        )
+
+    def _site_part(self, obs: Observation) -> tuple[list[float], list[bool], bool]:
+        """Per-site features, "not focused" flags and "any site open", cached per sites view.
+
+        The simulator hands out the same immutable ``sites`` tuple until a site changes,
+        and memory records are immutable too, so identity is a safe cache key.
+        """
+        sites = obs.sites
+        retrieved = obs.retrieved_memory_context[0] if obs.retrieved_memory_context else None
+        if sites is self._sp_sites and retrieved is self._sp_retrieved:
+            return self._sp
+        cache = self._site_cache
+        if len(cache) > 4096:  # bounded: one task sees few distinct site states per world
+            cache.clear()
+        v: list[float] = []
+        for s, site in enumerate(sites):
+            part = cache.get(site)
+            if part is None:
+                part = cache[site] = self._site_features(site)
+            v += part
+            if retrieved is not None:
+                att = retrieved.site_attempts[s]
+                v.append(retrieved.site_successes[s] / att if att else 0.0)
+            else:
+                v.append(0.0)
+        not_focused = [not site.focused for site in sites]
+        any_open = any(site.capacity_remaining > 0 and not site.under_audit for site in sites)
+        self._sp_sites, self._sp_retrieved = sites, retrieved
+        self._sp = (v, not_focused, any_open)
+        return self._sp
 
     # ------------------------------------------------------------------ mask
-    def mask(self, obs: Observation) -> np.ndarray:
+    def mask_row(self, obs: Observation) -> list[bool]:
+        """The mask as a list of bools (what ``mask`` and the batched env fill arrays from)."""
         c, budget = obs.costs, obs.budget_remaining
-        m = np.zeros(self.n, dtype=bool)
-        m[0] = obs.funnel.available > 0 and not obs.hold_active and budget >= c.screen
-        m[1] = obs.funnel.eligible > 0 and budget >= c.recontact
-        m[2] = (
-            obs.funnel.consented > 0
-            and budget >= c.enrol
-            and any(s.capacity_remaining > 0 and not s.under_audit for s in obs.sites)
-        )
+        f = obs.funnel
         strategy_ok = budget >= c.strategy
-        m[3] = strategy_ok
-        m[4] = strategy_ok and obs.criteria != "relaxed"
-        m[5] = strategy_ok and obs.criteria != "tight"
-        for s, site in enumerate(obs.sites):
-            m[self._focus0 + s] = strategy_ok and not site.focused
-            m[self._neg0 + s] = budget >= c.negotiate
-        m[-4] = True  # plan
-        m[-3] = True  # summarize
-        m[-2] = bool(obs.indexed_memory_summary)
-        m[-1] = True  # stop
-        return m
+        neg_ok = budget >= c.negotiate
+        _, not_focused, any_open = self._site_part(obs)
+        row = [
+            f.available > 0 and not obs.hold_active and budget >= c.screen,
+            f.eligible > 0 and budget >= c.recontact,
+            f.consented > 0 and budget >= c.enrol and any_open,
+            strategy_ok,
+            strategy_ok and obs.criteria != "relaxed",
+            strategy_ok and obs.criteria != "tight",
+        ]
+        row += not_focused if strategy_ok else [False] * len(not_focused)
+        row += [neg_ok] * len(not_focused)
+        row += [True, True, bool(obs.indexed_memory_summary), True]  # plan summarize retrieve stop
+        return row
+
+    def mask(self, obs: Observation) -> np.ndarray:
+        return np.array(self.mask_row(obs), dtype=bool)
 
     # ------------------------------------------------------------------ features
-    def features(self, obs: Observation) -> np.ndarray:
+    def feature_row(self, obs: Observation) -> list[float]:
+        """The features before clipping to [0, 1], as a list (see ``mask_row``)."""
         p = self.params
         f = obs.funnel
-        alloc = obs.allocation_idx
-        min_left = (
-            float(obs.consent_days_left(alloc).min()) / p.consent_window if alloc.size else 1.0
-        )
-        best = best_screen_candidate(obs)
+        if f.consented:  # the funnel counts the patients in each state
+            alloc = obs.allocation_idx
+            min_left = float(obs.consent_days_left(alloc).min()) / p.consent_window
+        else:
+            min_left = 1.0
+        best = self._best_screen(obs)
         retrieved = obs.retrieved_memory_context[0] if obs.retrieved_memory_context else None
         reached = sum(1 for _, d in obs.milestones if d is not None)
         v = [
@@ -175,7 +263,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             min_left,
             float(obs.visible.prescreen_eligibility[best]) if best >= 0 else 0.0,
             float(obs.hold_active),
-            {"tight": 0.0, "normal": 0.5, "relaxed": 1.0}[obs.criteria],
+            _CRITERIA_FEATURE[obs.criteria],
             float(obs.outreach_active),
             obs.uncertainty_level,
             obs.dropout_rate_7d,
@@ -185,17 +273,13 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             reached / 4.0,
             obs.pending_negotiations / 3.0,
         ]
-        for s, site in enumerate(obs.sites):
-            att = retrieved.site_attempts[s] if retrieved is not None else 0
-            v += [
-                site.capacity_remaining / max(site.capacity_total, 1),
-                site_estimate(site, p.wait_penalty),
-                site.recent_attempts / 10.0,
-                site.wait_days / 15.0,
-                float(site.capacity_remaining > 0 and not site.under_audit),
-                retrieved.site_successes[s] / att if att else 0.0,
-            ]
-        return np.clip(np.asarray(v, dtype=np.float64), 0.0, 1.0)
+        v += self._site_part(obs)[0]
+        return v
+
+    def features(self, obs: Observation, out: np.ndarray | None = None) -> np.ndarray:
+        """The clipped features; ``out`` (e.g. float32) receives them cast from float64."""
+        # One ufunc call: the list becomes float64, is clipped in float64, then lands in out.
+        return _clip(self.feature_row(obs), 0.0, 1.0, out=out, dtype=np.float64)
 
     # ------------------------------------------------------------------ actions
     def index_of(self, action: Action) -> int:
@@ -210,10 +294,13 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         return self.index[_MACRO_OF_TYPE[kind]]
 
     def to_action(self, k: int, obs: Observation) -> Action:
+        fixed = self._fixed_actions.get(k)
+        if fixed is not None:
+            return fixed
         name = self.names[k]
         p = self.params
         if name == "screen_best":
-            i = best_screen_candidate(obs)
+            i = self._best_screen(obs)
             return Action(ActionType.SCREEN_PATIENT, patient_id=patient_id(i) if i >= 0 else None)
         if name == "recontact_urgent":
             i = urgent_recontact_candidate(obs, p.cooloff_days)

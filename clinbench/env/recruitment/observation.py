@@ -139,6 +139,14 @@ class Observation:
     visible: VisibleWorld  # what may be seen of the world (no hidden truth)
     patients: np.ndarray  # (4, pool) int16 copy: state, last contact, recontacts left, deadline
 
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Observation:
+        """The observation with these fields, built without the frozen dataclass's
+        per-field ``object.__setattr__`` (the simulator builds one every step)."""
+        obs = object.__new__(cls)
+        obs.__dict__.update(fields)
+        return obs
+
     # ---- scalars derived on demand -------------------------------------------------
     @property
     def time_to_deadline_days(self) -> int:

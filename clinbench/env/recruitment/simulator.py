@@ -244,6 +244,8 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._retention_mult = [(1.0 - r) / 0.125 for r in w.retention.tolist()]
         self._conversion = w.conversion.tolist()
         self._base_wait = w.wait_days.tolist()
+        self._reported = w.reported_conversion.tolist()
+        self._site_ids = [site_id(i) for i in range(s)]
         # effects (recomputed from the active lists whenever one starts or ends)
         self._effects: list[tuple[str, int, int, float]] = []  # kind, site, end (excl.), magnitude
         self._criteria = 1  # index into CRITERIA_LEVELS
@@ -687,23 +689,28 @@ class RecruitmentEnv(Env[Observation, Action]):
         if self._sites_view is None:
             p, day = self.params, self._day
             lo = max(0, day - p.history_window)
-            win = self._hist[:, :, lo:day + 1].sum(axis=2).tolist()
-            rep = self._world.reported_conversion.tolist()
+            att, succ, drop = self._hist[:, :, lo:day + 1].sum(axis=2).tolist()
+            rep, ids, focus = self._reported, self._site_ids, self._focus_site
+            total, cut, used = self._cap_total, self._cap_cut, self._cap_used
+            wait, active, audit = self._wait, self._site_active, self._audit
+            # Positional SiteView fields, in order (see observation.SiteView).
             self._sites_view = tuple(
-                SiteView(
-                    site_id=site_id(s),
-                    wait_days=self._wait[s],
-                    capacity_remaining=self._capacity_remaining(s),
-                    capacity_total=self._cap_total[s],
-                    recent_attempts=win[0][s],
-                    recent_successes=win[1][s],
-                    recent_dropouts=win[2][s],
-                    active_enrolled=self._site_active[s],
-                    reported_conversion=rep[s],
-                    under_audit=self._audit[s],
-                    focused=s == self._focus_site,
-                )
-                for s in range(p.n_sites)
+                [
+                    SiteView(
+                        ids[s],
+                        wait[s],
+                        max(0, total[s] - cut[s] - used[s]),  # _capacity_remaining(s)
+                        total[s],
+                        att[s],
+                        succ[s],
+                        drop[s],
+                        active[s],
+                        rep[s],
+                        audit[s],
+                        s == focus,
+                    )
+                    for s in range(p.n_sites)
+                ]
             )
         return self._sites_view
 
@@ -712,34 +719,36 @@ class RecruitmentEnv(Env[Observation, Action]):
         drops = self._dropout_days
         while drops and drops[0] < day - 7:
             drops.popleft()
-        return Observation(
-            timestamp=day,
-            max_steps=p.horizon,
-            task_id=p.name,
-            budget_remaining=self._budget,
-            initial_budget=p.budget,
-            enrolled_so_far=self._net,
-            target_enrollment=p.target,
-            funnel=self._funnel(),
-            sites=self._sites(),
-            costs=self._costs,
-            recent_events=self._recent_events,
-            dropout_rate_7d=len(drops) / max(1, self._net + len(drops)),
-            uncertainty_level=self._uncertainty,
-            active_constraints=self._constraints,
-            milestones=self._milestones,
-            current_plan=self._plan,
-            indexed_memory_summary=self._memory_summary,
-            retrieved_memory_context=self._retrieved,
-            token_usage_so_far=self._tokens,
-            hold_active=self._hold,
-            criteria=CRITERIA_LEVELS[self._criteria],
-            outreach_active=day < self._outreach_until,
-            pending_negotiations=len(self._negotiations),
-            memory_capacity=p.memory_capacity,
-            max_listed=p.max_listed,
-            visible=self._world.visible,
-            patients=_read_only(self._pat.copy()),
+        return Observation.from_fields(
+            {
+                "timestamp": day,
+                "max_steps": p.horizon,
+                "task_id": p.name,
+                "budget_remaining": self._budget,
+                "initial_budget": p.budget,
+                "enrolled_so_far": self._net,
+                "target_enrollment": p.target,
+                "funnel": self._funnel(),
+                "sites": self._sites(),
+                "costs": self._costs,
+                "recent_events": self._recent_events,
+                "dropout_rate_7d": len(drops) / max(1, self._net + len(drops)),
+                "uncertainty_level": self._uncertainty,
+                "active_constraints": self._constraints,
+                "milestones": self._milestones,
+                "current_plan": self._plan,
+                "indexed_memory_summary": self._memory_summary,
+                "retrieved_memory_context": self._retrieved,
+                "token_usage_so_far": self._tokens,
+                "hold_active": self._hold,
+                "criteria": CRITERIA_LEVELS[self._criteria],
+                "outreach_active": day < self._outreach_until,
+                "pending_negotiations": len(self._negotiations),
+                "memory_capacity": p.memory_capacity,
+                "max_listed": p.max_listed,
+                "visible": self._world.visible,
+                "patients": _read_only(self._pat.copy()),
+            }
         )
 
 

@@ -1,0 +1,149 @@
+"""Gymnasium speed: the adapter's overhead over the native env, and the batched VectorEnv.
+
+    python benchmarks/gym_speed.py [--episodes 30] [--num-envs 64] [--vec-steps 2000] [--json]
+
+Adapter overhead: a random valid macro policy (seeded numpy Generator, ``stop``
+excluded so every episode runs to the deadline) plays the Gymnasium env on the hard
+task, timing ``step`` (macro to action, native step, features, mask); the same actions
+are then replayed on the native env timing ``step`` alone. The two are interleaved
+episode by episode so both see the same machine load; the ratio is what matters.
+
+VectorEnv: ``gym.make_vec(id, N, vectorization_mode="vector_entry_point")`` against
+``"sync"`` (Gymnasium's ``SyncVectorEnv``) under the same policy, one BLAS/OpenMP thread,
+interleaved in rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import clinbench  # noqa: F401  (registers the ids)
+from clinbench.env import make
+from clinbench.env.gym_adapter import gym_id
+
+HARD = "recruitment/hard_bench"
+
+
+def _pick(rng: np.random.Generator, mask: np.ndarray) -> int:
+    valid = np.flatnonzero(mask[:-1])  # never stop
+    return int(valid[rng.integers(valid.size)])
+
+
+def adapter_overhead(env_id: str, episodes: int) -> dict[str, float]:
+    env = gym.make(gym_id(env_id)).unwrapped
+    native = make(env_id)
+    macros = native.macro_space
+    rng = np.random.default_rng(0)
+    gym_time = native_time = 0.0
+    steps = 0
+    for seed in range(episodes):
+        _, info = env.reset(seed=seed)
+        played = []
+        done = False
+        while not done:
+            k = _pick(rng, info["action_mask"])
+            t0 = time.perf_counter()
+            _, _, done, _, info = env.step(k)
+            gym_time += time.perf_counter() - t0
+            played.append(k)
+        obs, _ = native.reset(seed=seed)
+        for k in played:
+            action = macros.to_action(k, obs)
+            t0 = time.perf_counter()
+            obs = native.step(action)[0]
+            native_time += time.perf_counter() - t0
+        steps += len(played)
+    return {
+        "steps": steps,
+        "gym_steps_per_s": steps / gym_time,
+        "native_steps_per_s": steps / native_time,
+        "overhead_ratio": gym_time / native_time,
+    }
+
+
+def _vec_run(envs: gym.vector.VectorEnv, steps: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    _, info = envs.reset(seed=seed)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        mask = info["action_mask"]
+        actions = np.array([_pick(rng, m) for m in mask], dtype=np.int64)
+        _, _, _, _, info = envs.step(actions)
+    return time.perf_counter() - t0
+
+
+def vector_speed(env_id: str, num_envs: int, steps: int, rounds: int) -> dict[str, float]:
+    gid = gym_id(env_id)
+    vec = gym.make_vec(gid, num_envs=num_envs, vectorization_mode="vector_entry_point")
+    sync = gym.make_vec(gid, num_envs=num_envs, vectorization_mode="sync")
+    t_vec = t_sync = 0.0
+    for r in range(rounds):
+        t_vec += _vec_run(vec, steps, r)
+        t_sync += _vec_run(sync, steps, r)
+    total = num_envs * steps * rounds
+    return {
+        "num_envs": num_envs,
+        "vector_steps_per_s": total / t_vec,
+        "sync_steps_per_s": total / t_sync,
+        "speedup": t_sync / t_vec,
+    }
+
+
+def _one_thread() -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--episodes", type=int, default=30)
+    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--vec-steps", type=int, default=400, help="vector steps per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-vector", action="store_true", help="only the adapter overhead")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    _one_thread()
+    results: dict[str, dict[str, float]] = {"adapter": adapter_overhead(HARD, args.episodes)}
+    if not args.no_vector:
+        results["vector"] = vector_speed(HARD, args.num_envs, args.vec_steps, args.rounds)
+    machine = {
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    if args.json:
+        print(json.dumps({"machine": machine, "task": HARD, "results": results}, indent=2))
+        return
+    print(f"machine: {machine['platform']} {machine['processor']}, python {machine['python']}")
+    a = results["adapter"]
+    print(f"{'adapter (' + HARD + ')':40s} {'steps/s':>10s}")
+    print(f"{'  native step':40s} {a['native_steps_per_s']:10,.0f}")
+    print(f"{'  Gymnasium step':40s} {a['gym_steps_per_s']:10,.0f}")
+    print(f"{'  overhead (gym time / native time)':40s} {a['overhead_ratio']:10.2f}x")
+    if "vector" in results:
+        v = results["vector"]
+        print(f"{'vector, N = ' + str(v['num_envs']) + ', one thread':40s} {'steps/s':>10s}")
+        print(f"{'  SyncVectorEnv':40s} {v['sync_steps_per_s']:10,.0f}")
+        print(f"{'  clinbench VectorEnv':40s} {v['vector_steps_per_s']:10,.0f}")
+        print(f"{'  speed-up':40s} {v['speedup']:10.2f}x")
+
+
+if __name__ == "__main__":
+    main()
