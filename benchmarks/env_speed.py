@@ -15,13 +15,14 @@ import platform
 import statistics
 import time
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.env import env_ids, make
 
 
 def measure(env_id: str, episodes: int, resets: int) -> dict[str, float]:
     env = make(env_id)
-    agent = make_agent("heuristic", env)
+    agent = make_agent("heuristic", AgentContext.of(env))
     plays: list[tuple[int, list]] = []
     steps = 0
     start = time.perf_counter()

@@ -16,7 +16,13 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from clinbench.agents.base import agent_names
+from clinbench.agents.registry import (
+    AgentEntry,
+    AgentLoadError,
+    agent_entry,
+    agent_names,
+    agent_parameters,
+)
 from clinbench.env.registry import env_ids
 from clinbench.stats.hypothesis_tests import T_TESTS
 
@@ -68,6 +74,7 @@ class SweepConfig:
 
     env: str
     tasks: tuple[str, ...]
+    #: agent names, as they appear in results
     agents: tuple[str, ...]
     agent_params: dict[str, dict[str, Any]]
     env_overrides: dict[str, dict[str, Any]]
@@ -76,6 +83,8 @@ class SweepConfig:
     report: ReportConfig
     results: Path
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: what each agent's cells load it by (a name, or a plugin's spec string)
+    agent_refs: dict[str, str] = field(default_factory=dict)
 
     def env_id(self, task: str) -> str:
         return f"{self.env}/{task}"
@@ -95,9 +104,11 @@ def _hydra_compose(overrides: list[str]) -> DictConfig:
 
 
 def _open_mapping(override: str) -> str:
-    """``env.overrides`` is an open mapping (task -> parameters), empty by default; Hydra's
-    struct mode would refuse ``env.overrides={hard_bench: {...}}`` unless forced with ``++``."""
-    return f"++{override}" if override.startswith("env.overrides") else override
+    """``env.overrides`` (task -> parameters) and ``agent`` (agent -> parameters) are open
+    mappings; Hydra's struct mode would refuse ``env.overrides={hard_bench: {...}}`` or a
+    plugin's ``agent.mymethod.lr=0.1`` unless forced with ``++``. The parameters are then
+    checked against the task and the agent's constructor (unknown ones exit 2)."""
+    return f"++{override}" if override.startswith(("env.overrides", "agent.")) else override
 
 
 def compose(overrides: list[str]) -> DictConfig:
@@ -151,15 +162,11 @@ def validate(cfg: DictConfig) -> SweepConfig:
     for t in tasks:
         if t not in env_tasks:
             raise ConfigError(f"unknown task {t!r}; valid: {', '.join(env_tasks)}")
-    agents = tuple(raw["agents"] or ())
-    registered = agent_names()
-    if not agents:
-        raise ConfigError(f"no agents selected; valid: {', '.join(registered)}")
-    for a in agents:
-        if a not in registered:
-            raise ConfigError(f"unknown agent {a!r}; valid: {', '.join(registered)}")
-        if a not in raw["agent"]:
-            raise ConfigError(f"agent {a!r} has no config file conf/agent/{a}.yaml")
+    entries = _resolve_agents(raw["agents"] or ())
+    agents = tuple(e.name for e in entries)
+    for e in entries:
+        if e.source == "clinbench" and e.name not in raw["agent"]:
+            raise ConfigError(f"agent {e.name!r} has no config file conf/agent/{e.name}.yaml")
     for name in (set(tasks) | set(raw["env"].get("overrides") or {})):
         if name not in env_tasks:
             raise ConfigError(f"env.overrides names unknown task {name!r}; valid: {', '.join(env_tasks)}")
@@ -209,44 +216,52 @@ def validate(cfg: DictConfig) -> SweepConfig:
     if report.bootstrap_reps < 1:
         raise ConfigError("report.bootstrap_reps must be >= 1")
 
-    _check_agent_params(agents, raw["agent"])
+    agent_params = {e.name: dict(raw["agent"].get(e.name) or {}) for e in entries}
+    _check_agent_params(entries, agent_params)
     env_overrides = {t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks}
     _check_env_overrides(env, env_overrides)
     return SweepConfig(
         env=env,
         tasks=tasks,
         agents=agents,
-        agent_params={a: dict(raw["agent"][a]) for a in agents},
+        agent_params=agent_params,
         env_overrides=env_overrides,
         protocol=protocol,
         launcher=launcher,
         report=report,
         results=Path(raw["results"]),
         raw=raw,
+        agent_refs={e.name: e.ref for e in entries},
     )
 
 
-def _check_agent_params(agents: tuple[str, ...], params: dict[str, Any]) -> None:
-    """Every key of conf/agent/<name>.yaml must be a parameter of the agent, and every
-    value of the kind of its default (a typo such as ``omega=abc`` fails here, not in
-    every cell of the agent)."""
-    import inspect
+def _resolve_agents(refs: Any) -> list[AgentEntry]:
+    """The agents of ``refs`` (names or spec strings) that can run here, or ConfigError
+    naming the valid agents, the plugin that failed to import or the missing extra."""
+    if not refs:
+        raise ConfigError(f"no agents selected; valid: {', '.join(agent_names())}")
+    entries = []
+    for ref in refs:
+        try:
+            entry = agent_entry(str(ref))
+            entry.require()
+        except AgentLoadError as exc:
+            raise ConfigError(str(exc)) from exc
+        entries.append(entry)
+    return entries
 
-    from clinbench.agents.base import agent_entry
 
-    for a in agents:
-        defaults: dict[str, Any] = {}
-        for klass in agent_entry(a).factory.__mro__:
-            if "__init__" in klass.__dict__:
-                for p in inspect.signature(klass.__init__).parameters.values():
-                    named = p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                    if named and p.name not in ("self", "env", "config"):
-                        defaults.setdefault(p.name, p.default)
-        unknown = sorted(set(params[a]) - set(defaults))
+def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, Any]]) -> None:
+    """Every parameter given to an agent (conf/agent/<name>.yaml or ``agent.<name>.<p>=v``)
+    must be a parameter of its constructor, with a value of the kind of its default (a
+    typo such as ``omega=abc`` fails here, not in every cell of the agent)."""
+    for e in entries:
+        defaults = agent_parameters(e)
+        unknown = sorted(set(params[e.name]) - set(defaults))
         if unknown:
-            raise ConfigError(f"agent {a!r} has no parameter(s) {unknown}; valid: {sorted(defaults)}")
-        for name, value in params[a].items():
-            _check_kind(f"agent.{a}.{name}", value, defaults[name])
+            raise ConfigError(f"agent {e.name!r} has no parameter(s) {unknown}; valid: {sorted(defaults)}")
+        for name, value in params[e.name].items():
+            _check_kind(f"agent.{e.name}.{name}", value, defaults[name])
 
 
 def _check_env_overrides(env: str, overrides: dict[str, dict[str, Any]]) -> None:

@@ -31,16 +31,18 @@ def play_episode(
     agent: Any,
     seed: int,
     *,
-    agent_seed: Any = None,
+    agent_seed: int,
     options: dict[str, Any] | None = None,
     record: bool = False,
 ) -> Episode:
-    """Reset ``env`` with ``seed``, let ``agent`` act until the episode ends.
+    """Reset ``env`` with world seed ``seed`` and ``agent`` with its own ``agent_seed``
+    (never the world seed: from it an agent could rebuild the world and its luck; see
+    :func:`clinbench.protocol.acting_seed`), let the agent act until the episode ends.
 
     ``record`` keeps each day's action, reward, error and observation summary.
     """
     obs, _ = env.reset(seed=seed, options=options)
-    agent.reset(seed if agent_seed is None else agent_seed)
+    agent.reset(agent_seed)
     total, done, info = 0.0, False, {}
     summary = obs.summary()
     progress = {summary["day"]: summary["progress"]}

@@ -5,6 +5,12 @@ stable hash of the agent and task names and a purpose tag, so a cell gives the s
 numbers in any process, in any order, with any number of jobs. Evaluation worlds
 depend on the seed only, so every agent at seed s meets the same worlds (paired
 comparisons); training worlds are drawn from [2**31, 2**32), disjoint from them.
+
+The agent contract (``docs/agents.md``) is kept here: the agent is built from the
+task's :class:`AgentContext`, trains through a factory of :class:`TrainingEnv` (which
+refuse evaluation worlds), is reset with integer seeds drawn from its own stream
+(:func:`acting_seed`, never a world seed) and is evaluated through a callback that
+returns a number.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from clinbench.agents.base import make_agent
-from clinbench.agents.learner import TRAIN_SEED_LOW, CurvePoint
+from clinbench.agents.context import AgentContext
+from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
+from clinbench.agents.registry import make_agent
+from clinbench.env.base import Env
 from clinbench.env.registry import make
 from clinbench.episode import Episode, play_episode
 
@@ -56,8 +64,49 @@ def cell_stream(seed: int, agent: str, env_id: str, purpose: int, *extra: int) -
 
 
 def training_stream(seed: int, agent: str, env_id: str) -> np.random.Generator:
-    """The stream a cell trains from (training worlds, policy sampling, initial weights)."""
-    return cell_stream(seed, agent, env_id, _TRAIN)
+    """The stream a cell trains from (training worlds, policy sampling, initial weights).
+
+    Seeded by an integer drawn from the cell's training stream, so the Generator an
+    agent receives carries no trace of the cell seed (its ``SeedSequence`` would, and
+    from the cell seed the evaluation worlds follow)."""
+    return np.random.default_rng(int(cell_stream(seed, agent, env_id, _TRAIN).integers(2**63)))
+
+
+def acting_seed(seed: int, agent: str, env_id: str, world_seed: int) -> int:
+    """The agent's own seed for one evaluation world of a cell: an integer drawn from
+    the cell's acting stream (so the agent cannot recover the world from it)."""
+    return int(cell_stream(seed, agent, env_id, _ACT, world_seed).integers(2**63))
+
+
+class TrainingEnv:
+    """A native environment that plays training worlds only.
+
+    ``reset(seed=s)`` requires ``s`` in ``[2**31, 2**32)`` (the evaluation worlds are
+    below), so a learning agent cannot train on the worlds it is scored on by accident.
+    ``step``, ``spec`` and ``macro_space`` are the native environment's own.
+    """
+
+    def __init__(self, env: Env):
+        self._native = env
+        self.spec, self.macro_space = env.spec, env.macro_space
+        self.step = env.step  # bound directly: no per-step overhead
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is None or not TRAIN_SEED_LOW <= int(seed) < TRAIN_SEED_HIGH:
+            raise ValueError(
+                f"training environments play training worlds only: seed must be in "
+                f"[{TRAIN_SEED_LOW}, {TRAIN_SEED_HIGH}), got {seed!r}"
+            )
+        return self._native.reset(seed=seed, options=options)
+
+
+def training_env_factory(env_id: str, **overrides: Any):
+    """``make_env()`` for :meth:`LearningAgent.train`: a fresh :class:`TrainingEnv` per call."""
+
+    def make_env() -> TrainingEnv:
+        return TrainingEnv(make(env_id, **overrides))
+
+    return make_env
 
 
 @dataclass
@@ -86,30 +135,36 @@ class CellResult:
 def evaluate(env, agent, agent_name: str, env_id: str, seed: int, eval_seeds: list[int], record: bool = False) -> list[Episode]:
     """Play the evaluation worlds; the agent's own randomness is per (cell, world)."""
     return [
-        play_episode(env, agent, s, agent_seed=cell_stream(seed, agent_name, env_id, _ACT, s), record=record)
+        play_episode(env, agent, s, agent_seed=acting_seed(seed, agent_name, env_id, s), record=record)
         for s in eval_seeds
     ]
 
 
 def run_cell(
     env_id: str,
-    agent_name: str,
+    agent_ref: str,
     seed: int,
     protocol: Protocol = Protocol(),
     agent_config: dict[str, Any] | None = None,
     env_overrides: dict[str, Any] | None = None,
+    agent_name: str | None = None,
 ) -> CellResult:
-    """Train (learning agents) on training worlds, then evaluate on the shared worlds."""
+    """Train (learning agents) on training worlds, then evaluate on the shared worlds.
+
+    ``agent_ref`` is what the registry resolves (a name or a spec string); ``agent_name``
+    (default: ``agent_ref``) names the agent in results and in its random streams.
+    """
     overrides = env_overrides or {}
+    agent_name = agent_name or agent_ref
     with threadpool_limits(limits=1, user_api="blas"):
         env = make(env_id, **overrides)
-        agent = make_agent(agent_name, env, **(agent_config or {}))
+        agent = make_agent(agent_ref, AgentContext.of(env), **(agent_config or {}))
         eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
         curve: list[CurvePoint] = []
         t0 = time.perf_counter()
         if agent.learning and protocol.train_episodes > 0:
             curve = agent.train(
-                make(env_id, **overrides),
+                training_env_factory(env_id, **overrides),
                 protocol.train_episodes,
                 training_stream(seed, agent_name, env_id),
                 evaluate=lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),

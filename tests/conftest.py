@@ -12,6 +12,13 @@ from clinbench.config import load
 from clinbench.sweep import run_sweep
 
 
+@pytest.fixture
+def invoke():
+    """Run the ``clinbench`` CLI in-process: ``invoke("run", "--agent", ...)``."""
+    runner = CliRunner(env={"COLUMNS": "200"})
+    return lambda *args: runner.invoke(app, list(args))
+
+
 @pytest.fixture(scope="session")
 def smoke_results(tmp_path_factory) -> Path:
     """One smoke sweep with its reproducible report and its charts. Do not modify:

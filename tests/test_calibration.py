@@ -11,11 +11,13 @@ from functools import cache
 import numpy as np
 import pytest
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.env import make
 from clinbench.env.recruitment import TASKS
 from clinbench.env.recruitment.planner import ReferencePlanner
 from clinbench.episode import play_episode
+from clinbench.protocol import acting_seed
 
 CALIBRATION_SEEDS = tuple(range(500, 530))
 TASK_NAMES = tuple(TASKS)
@@ -25,8 +27,9 @@ MIN_PLANNER_ENROLMENT = {"easy_bench": 0.9, "medium_bench": 0.7, "hard_bench": 0
 @cache
 def _episodes(task, agent_name):
     env = make(f"recruitment/{task}")
-    agent = ReferencePlanner(env) if agent_name == "planner" else make_agent(agent_name, env)
-    return [play_episode(env, agent, seed) for seed in CALIBRATION_SEEDS]
+    agent = ReferencePlanner(env) if agent_name == "planner" else make_agent(agent_name, AgentContext.of(env))
+    env_id = f"recruitment/{task}"
+    return [play_episode(env, agent, s, agent_seed=acting_seed(s, agent_name, env_id, s)) for s in CALIBRATION_SEEDS]
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)

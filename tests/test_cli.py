@@ -12,7 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from clinbench import __version__
-from clinbench.agents.base import agent_entries, agent_names, make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import agent_entries, agent_names, make_agent
 from clinbench.cli import common
 from clinbench.cli.app import COMMANDS, app
 from clinbench.cli.run import describe_action, shown_steps
@@ -20,6 +21,7 @@ from clinbench.cli.tasks import main_params
 from clinbench.env import EnvSpec, env_ids, make, spec
 from clinbench.env.recruitment import Action, ActionType
 from clinbench.episode import play_episode
+from clinbench.protocol import acting_seed
 
 # A wide terminal, so that table cells are not folded across lines.
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -38,7 +40,8 @@ def run_json(*args: str) -> dict:
 def reference(agent: str, env_id: str, seed: int, fixed_world: bool = False):
     env = make(env_id)
     options = {"fixed_world": True} if fixed_world else None
-    return play_episode(env, make_agent(agent, env), seed, options=options, record=True)
+    agent_seed = acting_seed(seed, agent, env_id, seed)
+    return play_episode(env, make_agent(agent, AgentContext.of(env)), seed, agent_seed=agent_seed, options=options, record=True)
 
 
 def as_json(data):

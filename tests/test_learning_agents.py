@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from clinbench.agents.base import agent_entries, agent_entry, make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import agent_entries, agent_entry, make_agent
 from clinbench.agents.core.rollout import collect_group
 from clinbench.env import make
-from clinbench.protocol import Protocol, run_cell
+from clinbench.protocol import Protocol, run_cell, training_env_factory
 
 LEARNERS = ("hcapo", "mira", "klong", "memexrl")
 CONF = Path(__file__).resolve().parents[1] / "conf" / "agent"
@@ -30,7 +31,7 @@ def _defaults(cls) -> dict:
     return out
 
 
-@pytest.mark.parametrize("entry", agent_entries(), ids=lambda e: e.name)
+@pytest.mark.parametrize("entry", [e for e in agent_entries() if e.source.startswith("clinbench")], ids=lambda e: e.name)
 def test_config_file_holds_exactly_the_agent_defaults(entry):
     """conf/agent/<name>.yaml documents every hyper-parameter with its real default."""
     cfg = OmegaConf.to_container(OmegaConf.load(CONF / f"{entry.name}.yaml"))
@@ -53,15 +54,15 @@ def test_training_beats_the_untrained_policy(name):
 
 def test_hcapo_with_omega_zero_is_exactly_grpo():
     env = make("recruitment/easy_bench")
-    hc = make_agent("hcapo", env, omega=0.0)
-    gr = make_agent("grpo", env)
+    hc = make_agent("hcapo", AgentContext.of(env), omega=0.0)
+    gr = make_agent("grpo", AgentContext.of(env))
     rng_h, rng_g = np.random.default_rng(11), np.random.default_rng(11)
-    hc.train(make("recruitment/easy_bench"), 48, rng_h)
-    gr.train(make("recruitment/easy_bench"), 48, rng_g)
+    hc.train(training_env_factory("recruitment/easy_bench"), 48, rng_h)
+    gr.train(training_env_factory("recruitment/easy_bench"), 48, rng_g)
     for key in gr.policy.params:
         np.testing.assert_array_equal(hc.policy.params[key], gr.policy.params[key])
-    full = make_agent("hcapo", env)
-    full.train(make("recruitment/easy_bench"), 48, np.random.default_rng(11))
+    full = make_agent("hcapo", AgentContext.of(env))
+    full.train(training_env_factory("recruitment/easy_bench"), 48, np.random.default_rng(11))
     assert any(not np.array_equal(full.policy.params[k], gr.policy.params[k]) for k in gr.policy.params)
 
 
@@ -90,18 +91,18 @@ def test_mira_without_the_potential_critic_learns_differently():
 
 def test_memexrl_with_memory_masked_never_uses_memory():
     env = make("recruitment/hard_bench")
-    agent = make_agent("memexrl", env, mask_memory=True)
+    agent = make_agent("memexrl", AgentContext.of(env), mask_memory=True)
     group = collect_group(env, agent.sampler(np.random.default_rng(0)), 5, 4)
     used = {agent.macros.names[a] for t in group for a in t.actions}
     assert not used & {"summarize", "retrieve"}
-    free = make_agent("memexrl", env)
+    free = make_agent("memexrl", AgentContext.of(env))
     group = collect_group(env, free.sampler(np.random.default_rng(0)), 5, 4)
     assert {free.macros.names[a] for t in group for a in t.actions} & {"summarize", "retrieve"}
 
 
 def test_memexrl_training_reward_penalises_memory_misuse():
     env = make("recruitment/easy_bench")
-    agent = make_agent("memexrl", env, slot_budget=2)
+    agent = make_agent("memexrl", AgentContext.of(env), slot_budget=2)
     traj = collect_group(env, agent.sampler(np.random.default_rng(1)), 9, 1)[0]
     p_ctx, p_red, p_fmt = agent.penalties(traj)
     writes = int(np.sum(traj.actions == agent.macros.names.index("summarize")))
@@ -113,8 +114,8 @@ def test_memexrl_training_reward_penalises_memory_misuse():
 @pytest.mark.parametrize("name", LEARNERS + ("grpo",))
 def test_masked_actions_are_never_chosen_in_training_or_evaluation(name):
     env = make("recruitment/hard_bench")
-    agent = make_agent(name, env)
-    agent.train(make("recruitment/hard_bench"), 16, np.random.default_rng(3))
+    agent = make_agent(name, AgentContext.of(env))
+    agent.train(training_env_factory("recruitment/hard_bench"), 16, np.random.default_rng(3))
     group = collect_group(env, agent.sampler(np.random.default_rng(4)), 77, 3)
     for traj in group:
         assert traj.mask[np.arange(len(traj)), traj.actions].all()
@@ -138,7 +139,7 @@ def test_two_runs_of_the_same_cell_are_identical(name):
 
 
 def test_learning_agents_are_registered_with_configs():
-    names = {e.name for e in agent_entries() if e.learning}
+    names = {e.name for e in agent_entries() if e.learning and e.source == "clinbench"}
     assert names == set(LEARNERS) | {"grpo"}
     for name in names:
         assert (CONF / f"{name}.yaml").exists()

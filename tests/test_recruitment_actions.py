@@ -13,7 +13,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.env import make
 from clinbench.env.recruitment import ACTION_TYPES, Action, ActionType, ErrorCode
 from clinbench.env.recruitment.macro import best_screen_candidate
@@ -251,7 +252,7 @@ def test_the_pass_action_changes_only_the_day_and_tokens():
 
 def assert_same_future(env, twin, obs, days: int = 30) -> None:
     """Both environments answer the same actions identically (outcome stream included)."""
-    agent = make_agent("heuristic", env)
+    agent = make_agent("heuristic", AgentContext.of(env))
     agent.reset(SEED)
     for _ in range(days):
         action = agent.act(obs)
@@ -341,7 +342,7 @@ def test_stepping_a_finished_or_unstarted_episode_raises():
 def test_stop_fast_forwards_and_later_dropouts_still_count():
     env = make("recruitment/hard_bench")
     p = env.params
-    agent = make_agent("heuristic", env)
+    agent = make_agent("heuristic", AgentContext.of(env))
     for seed in range(30):
         obs, _ = env.reset(seed=seed)
         agent.reset(seed)
@@ -421,7 +422,7 @@ def retrieved_keys(obs) -> list[str]:
 
 def test_summarize_stores_an_exact_snapshot_of_the_full_history():
     env, obs = fresh("medium_bench", event_rates={kind: 0.02 for kind in EVENT_TYPES})
-    agent = make_agent("heuristic", env)
+    agent = make_agent("heuristic", AgentContext.of(env))
     agent.reset(SEED)
     n = env.params.n_sites
     attempts, successes, events = [0] * n, [0] * n, {}

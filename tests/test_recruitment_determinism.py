@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.env import make
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +36,7 @@ CASES = (
 def trajectory(task: str, agent_name: str, seed: int) -> str:
     """Every observation, reward and info of one episode, as JSON text."""
     env = make(f"recruitment/{task}")
-    agent = make_agent(agent_name, env)
+    agent = make_agent(agent_name, AgentContext.of(env))
     agent.reset(seed)
     obs, info = env.reset(seed=seed)
     steps = [{"obs": obs.to_dict(), "info": info}]

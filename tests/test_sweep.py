@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 import clinbench
 from clinbench import protocol
-from clinbench.agents.base import agent_names
+from clinbench.agents.registry import agent_names
 from clinbench.cli.app import app
 from clinbench.cli.argv import normalise_list_options, split_list
 from clinbench.config import load

@@ -1,5 +1,7 @@
-"""clinbench agents: the registry and the baselines (see ``docs/agents.md``)."""
+"""clinbench agents: the contract, the registry and the baselines (see ``docs/agents.md``)."""
 
-from clinbench.agents.base import Agent, agent_entries, agent_names, make_agent, register_agent
+from clinbench.agents.base import Agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import agent_entries, agent_entry, agent_names, make_agent, register_agent
 
-__all__ = ["Agent", "agent_entries", "agent_names", "make_agent", "register_agent"]
+__all__ = ["Agent", "AgentContext", "agent_entries", "agent_entry", "agent_names", "make_agent", "register_agent"]

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import register_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.ppo import ppo_update
 from clinbench.agents.core.rollout import Trajectory, collect_group, group_advantages
@@ -37,7 +38,7 @@ class GRPOAgent(LearningAgent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         group_size: int = 8,
         epochs: int = 4,
         clip_eps: float = 0.2,
@@ -45,7 +46,7 @@ class GRPOAgent(LearningAgent):
         ent_coef: float = 0.0,
         **config: Any,
     ):
-        super().__init__(env, **config)
+        super().__init__(context, **config)
         if group_size < 1 or epochs < 0:
             raise ValueError(f"group_size must be >= 1 and epochs >= 0, got {group_size}, {epochs}")
         self.group_size, self.epochs = group_size, epochs

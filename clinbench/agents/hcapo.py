@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import register_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 from clinbench.agents.core.regression import MultinomialLogistic
 from clinbench.agents.core.rollout import Trajectory
 from clinbench.agents.grpo import GRPOAgent
-from clinbench.env.base import Env
 
 
 @register_agent
@@ -47,7 +47,7 @@ class HCAPOAgent(GRPOAgent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         omega: float = 1.0,
         gamma: float = 0.986,
         temperature: float = 5.0,
@@ -59,7 +59,7 @@ class HCAPOAgent(GRPOAgent):
         hindsight_iters: int = 30,
         **config: Any,
     ):
-        super().__init__(env, **config)
+        super().__init__(context, **config)
         self.omega, self.gamma, self.temperature = omega, gamma, temperature
         self.rho_clip, self.smoothing = tuple(rho_clip), smoothing
         self.hindsight_rows = hindsight_rows

@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from clinbench.agents.base import Agent, register_agent
-from clinbench.env.base import Env
+from clinbench.agents.base import Agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 from clinbench.env.recruitment.actions import Action, ActionType
 from clinbench.env.recruitment.macro import (
     best_open_site,
@@ -47,14 +48,14 @@ class HeuristicAgent(Agent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         stop_margin: float = 0.1,
         recontact_max_days: int = 6,
         outreach_below: int = 8,
         **config: Any,
     ):
-        super().__init__(env, **config)
-        self.params = env.spec.params
+        super().__init__(context, **config)
+        self.params = context.spec.params
         self.stop_margin = stop_margin
         self.recontact_max_days = recontact_max_days
         self.outreach_below = outreach_below

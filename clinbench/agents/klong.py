@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import make_agent, register_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent, register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.rollout import collect_group
@@ -50,7 +51,7 @@ class KLongAgent(GRPOAgent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         imitation_share: float = 0.25,
         window: int = 30,
         overlap: int = 10,
@@ -63,13 +64,13 @@ class KLongAgent(GRPOAgent):
         kl_beta: float = 0.02,
         **config: Any,
     ):
-        self.n_features = env.macro_space.n_features
-        super().__init__(env, kl_beta=kl_beta, **config)
+        self.n_features = context.macro_space.n_features
+        super().__init__(context, kl_beta=kl_beta, **config)
         self.imitation_share, self.window, self.overlap = imitation_share, window, overlap
         self.lookback_start, self.lookback_shrink = lookback_start, lookback_shrink
         self.lookback_min, self.imitation_steps = lookback_min, imitation_steps
         self.stages, self.rl = tuple(stages), rl
-        self.teacher = make_agent("heuristic", env)
+        self.teacher = make_agent("heuristic", context)
         self._plan = self.macros.names.index("plan")
         self.begin_episode()
 

@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from clinbench.agents.base import Agent
+from clinbench.agents.context import AgentContext
 from clinbench.agents.core.policy import SoftmaxPolicy
 from clinbench.agents.core.rollout import ActFn, Trajectory
 from clinbench.agents.core.standardise import Standardiser
@@ -42,14 +43,14 @@ class LearningAgent(Agent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         hidden: int = 16,
         lr: float = 0.03,
         allow_stop: bool = False,
         greedy_eval: bool = True,
         **config: Any,
     ):
-        super().__init__(env, **config)
+        super().__init__(context, **config)
         self.hidden, self.lr = hidden, lr
         self.allow_stop, self.greedy_eval = allow_stop, greedy_eval
         names = self.macros.names
@@ -111,7 +112,7 @@ class LearningAgent(Agent):
 
     def train(
         self,
-        env: Env,
+        make_env: Callable[[], Env],
         episodes: int,
         rng: np.random.Generator,
         evaluate: Callable[[LearningAgent], float] | None = None,
@@ -119,8 +120,11 @@ class LearningAgent(Agent):
     ) -> list[CurvePoint]:
         """Train on ``episodes`` episodes of training worlds drawn from ``rng``.
 
-        ``evaluate(agent)`` (greedy score on the shared evaluation worlds) is called
-        at ``curve_points`` evenly spaced points of the budget, 0 and the end included.
+        ``make_env()`` builds a training environment: it plays only training world seeds,
+        ``[2**31, 2**32)``, drawn with :meth:`world_seed`. ``evaluate(agent)`` returns the
+        greedy score on the evaluation worlds (a number; the worlds stay with the caller)
+        and is called at ``curve_points`` evenly spaced points of the budget, 0 and the
+        end included.
         """
         marks = sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)}) if curve_points > 1 else [episodes]
         self.curve = []
@@ -129,7 +133,7 @@ class LearningAgent(Agent):
         self.policy = SoftmaxPolicy(self.policy.n_in, self.macros.n, rng, self.hidden)
         with threadpool_limits(limits=1, user_api="blas"):
             self._record(0, 0)
-            self.learn(env, episodes, rng)
+            self.learn(make_env(), episodes, rng)
         return self.curve
 
     def _record(self, iteration: int, seen: int) -> None:

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import register_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 from clinbench.agents.core.rollout import Trajectory, group_advantages
 from clinbench.agents.grpo import GRPOAgent
-from clinbench.env.base import Env
 
 FAILED_READS = frozenset({"memory_not_found", "missing_memory_query", "missing_memory_key"})
 #: summary fields that must change for a new write to carry new information
@@ -47,14 +47,14 @@ class MemexRLAgent(GRPOAgent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         alphas: tuple[float, float, float] = (0.3, 0.2, 0.1),
         slot_budget: int = 4,
         mask_memory: bool = False,
         **config: Any,
     ):
-        self.n_features = env.macro_space.n_features
-        super().__init__(env, **config)
+        self.n_features = context.macro_space.n_features
+        super().__init__(context, **config)
         self.alphas, self.slot_budget, self.mask_memory = tuple(alphas), slot_budget, mask_memory
         names = self.macros.names
         self._write, self._read = names.index("summarize"), names.index("retrieve")

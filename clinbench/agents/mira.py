@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import register_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.regression import Logistic, Ridge
@@ -85,7 +86,7 @@ class MIRAAgent(LearningAgent):
 
     def __init__(
         self,
-        env: Env,
+        context: AgentContext,
         phases: int = 6,
         lam: float = 1.0,
         gamma: float = 0.99,
@@ -97,7 +98,7 @@ class MIRAAgent(LearningAgent):
         critic_l2: float = 1.0,
         **config: Any,
     ):
-        super().__init__(env, **config)
+        super().__init__(context, **config)
         if phases < 1:
             raise ValueError(f"phases must be >= 1, got {phases}")
         self.phases, self.lam, self.gamma, self.beta = phases, lam, gamma, beta

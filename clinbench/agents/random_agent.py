@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.agents.base import Agent, register_agent
-from clinbench.env.base import Env
+from clinbench.agents.base import Agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import register_agent
 
 
 @register_agent
@@ -20,8 +21,8 @@ class RandomAgent(Agent):
     name = "random"
     description = "uniform over the valid macro-actions (stop excluded by default)"
 
-    def __init__(self, env: Env, include_stop: bool = False, **config: Any):
-        super().__init__(env, **config)
+    def __init__(self, context: AgentContext, include_stop: bool = False, **config: Any):
+        super().__init__(context, **config)
         self.include_stop = include_stop
         self._stop = self.macros.n - 1 if self.macros.names[-1] == "stop" else None
 

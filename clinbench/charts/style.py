@@ -53,7 +53,7 @@ SINGLE_COLUMN, DOUBLE_COLUMN = 3.5, 7.16
 
 def agent_colors(agents: list[str]) -> dict[str, str]:
     """A fixed colour per agent (registry order; unknown names follow)."""
-    from clinbench.agents.base import agent_names
+    from clinbench.agents.registry import agent_names
 
     order = agent_names() + [a for a in agents if a not in agent_names()]
     return {a: OKABE_ITO[order.index(a) % len(OKABE_ITO)] for a in agents}

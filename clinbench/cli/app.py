@@ -13,7 +13,7 @@ import typer
 
 from clinbench import __version__
 from clinbench.cli.argv import ClinbenchGroup
-from clinbench.cli.common import examples
+from clinbench.cli.common import DEBUG, examples
 
 #: Command modules, in the order ``clinbench --help`` lists them.
 COMMANDS: tuple[str, ...] = ("sweep", "report", "charts", "export", "run", "tasks", "agents")
@@ -51,8 +51,12 @@ def _root(
             "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback behind an error (e.g. a plugin that fails to import).")
+    ] = False,
 ) -> None:
     """Benchmark long-horizon decision agents on simulated clinical-trial problems."""
+    DEBUG["on"] = debug
 
 
 for _name in COMMANDS:

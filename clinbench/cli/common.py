@@ -8,6 +8,8 @@ stderr naming the valid choices, never a traceback; stdout stays clean so that
 from __future__ import annotations
 
 import json
+import sys
+import traceback
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any, NoReturn
@@ -17,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from clinbench.agents.base import agent_names
+from clinbench.agents.registry import AgentEntry, AgentLoadError, agent_entry
 from clinbench.env import env_ids
 
 #: Exit code of bad command-line input.
@@ -29,8 +31,14 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+#: ``clinbench --debug``: errors also print the traceback of the exception behind them.
+DEBUG = {"on": False}
+
+
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` to stderr and exit with the usage-error code."""
+    if DEBUG["on"] and sys.exc_info()[0] is not None:
+        err_console.print(traceback.format_exc(), markup=False, highlight=False)
     err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(USAGE_ERROR)
 
@@ -40,12 +48,15 @@ def fail_choice(kind: str, value: str, valid: Iterable[str]) -> NoReturn:
     fail(f"unknown {kind} {value!r}; valid: {', '.join(valid)}")
 
 
-def resolve_agent(name: str) -> str:
-    """``name`` if it is a registered agent, else exit 2 listing the agents."""
-    names = agent_names()
-    if name not in names:
-        fail_choice("agent", name, names)
-    return name
+def resolve_agent(ref: str) -> AgentEntry:
+    """The agent named ``ref`` (a name or a ``module:Class`` spec) that can run here,
+    else exit 2 listing the agents or saying why it cannot load."""
+    try:
+        entry = agent_entry(ref)
+        entry.require()
+    except AgentLoadError as exc:
+        fail(str(exc))
+    return entry
 
 
 def resolve_task(task: str) -> str:

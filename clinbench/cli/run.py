@@ -1,7 +1,9 @@
 """``clinbench run``: play one episode and show it day by day.
 
-The episode is exactly ``play_episode(make(task), make_agent(agent, env), seed)``, so
-its score is the one the sweep and the tests see for the same agent, task and seed.
+The episode is the sweep's: the agent is built from the task's public context, trained
+(if asked) on the training worlds of the cell's stream for this seed, and reset with the
+acting seed the sweep would give it for world ``seed``; so its score is the one the
+sweep and the tests see for the same agent, task and seed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.cli.common import (
     console,
     err_console,
@@ -25,7 +28,7 @@ from clinbench.cli.common import (
 )
 from clinbench.env import make
 from clinbench.episode import Episode, play_episode
-from clinbench.protocol import training_stream
+from clinbench.protocol import acting_seed, training_env_factory, training_stream
 
 #: Actions that only pass the day; hidden from the default day-by-day view.
 NOOP_ACTIONS = frozenset({"plan_next_phase"})
@@ -92,8 +95,9 @@ def run_command(
 ) -> None:
     """Play one episode of an agent on a task and show it day by day, then the score."""
     env_id = resolve_task(task)
-    agent_name = resolve_agent(agent)
-    episode = play(agent_name, env_id, seed, fixed_world=fixed_world, train_episodes=train_episodes)
+    entry = resolve_agent(agent)
+    agent_name = entry.name
+    episode = play(entry.ref, env_id, seed, fixed_world=fixed_world, train_episodes=train_episodes, agent_name=agent_name)
     if as_json:
         record = episode_record(agent_name, env_id, seed, fixed_world, episode)
         record["train_episodes"] = train_episodes
@@ -106,21 +110,29 @@ def run_command(
 
 
 def play(
-    agent_name: str, env_id: str, seed: int, *, fixed_world: bool = False, train_episodes: int = 0
+    agent_ref: str,
+    env_id: str,
+    seed: int,
+    *,
+    fixed_world: bool = False,
+    train_episodes: int = 0,
+    agent_name: str | None = None,
 ) -> Episode:
     """Build the environment and the agent (train it if asked), then play one episode."""
+    agent_name = agent_name or agent_ref
     env = make(env_id)
     try:
-        agent = make_agent(agent_name, env)
+        agent = make_agent(agent_ref, AgentContext.of(env))
     except ValueError as exc:  # the agent does not play this environment family
         fail(str(exc))
     if train_episodes and not agent.learning:
         err_console.print(f"note: {agent_name!r} does not learn; --train-episodes ignored")
     elif train_episodes:
         with err_console.status(f"training {agent_name} for {train_episodes} episodes"):
-            agent.train(make(env_id), train_episodes, training_stream(seed, agent_name, env_id))
+            agent.train(training_env_factory(env_id), train_episodes, training_stream(seed, agent_name, env_id))
     options = {"fixed_world": True} if fixed_world else None
-    return play_episode(env, agent, seed, options=options, record=True)
+    agent_seed = acting_seed(seed, agent_name, env_id, seed)
+    return play_episode(env, agent, seed, agent_seed=agent_seed, options=options, record=True)
 
 
 def episode_record(

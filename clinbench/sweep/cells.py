@@ -2,7 +2,9 @@
 
 The cell hash covers the cell key, the agent and environment parameters, the protocol
 and the code that runs a cell (version plus a hash of the environment, agent and
-protocol sources), so a cell file is reused only for exactly the same computation.
+protocol sources, and for a plugin agent its distribution, version and sources, for an
+agent built on an outside library that library's version), so a cell file is reused
+only for exactly the same computation, and editing a plugin re-runs only its cells.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from clinbench.numerics import blas_kernel
 FORMAT = 1
 #: Sources whose change changes what a cell computes.
 _CELL_CODE = ("env", "agents", "protocol.py", "episode.py")
+#: ... except the batched Gymnasium VectorEnv, which no cell runs.
+_NOT_CELL_CODE = ("env/gym_vector.py",)
 
 
 @cache
@@ -34,6 +38,8 @@ def code_id() -> str:
         path = root / part
         files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
         for f in files:
+            if f.relative_to(root).as_posix() in _NOT_CELL_CODE:
+                continue
             digest.update(f.relative_to(root).as_posix().encode())
             digest.update(f.read_bytes())
     return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
@@ -55,6 +61,10 @@ class Cell:
     env_overrides: dict[str, Any] = field(hash=False)
     protocol: dict[str, int] = field(hash=False)
     code: str = ""
+    #: what the worker loads the agent by (its name, or a plugin's spec string)
+    agent_ref: str = ""
+    #: a plugin's code identity (``clinbench.agents.registry.plugin_code``)
+    agent_code: str = ""
 
     @property
     def env_id(self) -> str:
@@ -76,6 +86,8 @@ class Cell:
             "protocol": self.protocol,
             "code": self.code,
         }
+        if self.agent_code:
+            payload["agent_code"] = self.agent_code
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,10 +96,11 @@ class Cell:
 
 def expected_cost(cell: Cell) -> float:
     """Rough relative cost of a cell, to start the longest first (balances the workers)."""
-    from clinbench.agents.base import agent_entry
+    from clinbench.agents.registry import agent_entry
 
     p = cell.protocol
-    return p["train_episodes"] + 2 * p["eval_episodes"] if agent_entry(cell.agent).learning else 0.1 * p["eval_episodes"]
+    learning = agent_entry(cell.agent_ref or cell.agent).learning
+    return p["train_episodes"] + 2 * p["eval_episodes"] if learning else 0.1 * p["eval_episodes"]
 
 
 def expand(cfg: SweepConfig) -> list[Cell]:
@@ -97,8 +110,15 @@ def expand(cfg: SweepConfig) -> list[Cell]:
         "eval_episodes": cfg.protocol.eval_episodes,
         "curve_points": cfg.protocol.curve_points,
     }
+    from clinbench.agents.registry import agent_entry
+
+    refs = {a: cfg.agent_refs.get(a, a) for a in cfg.agents}
+    codes = {a: agent_entry(refs[a]).code for a in cfg.agents}
     return [
-        Cell(cfg.env, task, agent, seed, cfg.agent_params[agent], cfg.env_overrides[task], protocol, code_id())
+        Cell(
+            cfg.env, task, agent, seed, cfg.agent_params[agent], cfg.env_overrides[task], protocol,
+            code_id(), refs[agent], codes[agent],
+        )
         for task in cfg.tasks
         for agent in cfg.agents
         for seed in cfg.protocol.seeds
@@ -122,16 +142,19 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             "env_overrides": cell["env_overrides"],
             "protocol": cell["protocol"],
             "code": cell["code"],
+            "agent_ref": cell.get("agent_ref") or cell["agent"],
+            "agent_code": cell.get("agent_code", ""),
         },
     }
     try:
         result = run_cell(
             f"{cell['env']}/{cell['task']}",
-            cell["agent"],
+            cell.get("agent_ref") or cell["agent"],
             cell["seed"],
             Protocol(**cell["protocol"]),
             cell["agent_params"],
             env_overrides=cell["env_overrides"],
+            agent_name=cell["agent"],
         )
     except Exception:  # noqa: BLE001 - a failing cell is recorded, the sweep goes on
         record.update(status="failed", traceback=traceback.format_exc())

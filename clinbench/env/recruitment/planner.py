@@ -11,19 +11,23 @@ from typing import Any
 
 import numpy as np
 
+from clinbench.agents.context import AgentContext
 from clinbench.agents.heuristic import HeuristicAgent
 from clinbench.env.recruitment.observation import Observation
 from clinbench.env.recruitment.simulator import RecruitmentEnv
 
 
 class ReferencePlanner(HeuristicAgent):
-    """Oracle choices inside the heuristic's rules; needs the live environment."""
+    """Oracle choices inside the heuristic's rules; needs the live environment.
+
+    The one policy outside the agent contract (it is a reference, not an agent): it is
+    handed the environment it plays and reads the hidden world from it."""
 
     name = "reference_planner"
     description = "heuristic rules with hidden willingness, eligibility and site rates"
 
     def __init__(self, env: RecruitmentEnv, min_willingness: float = 0.35, **config: Any):
-        super().__init__(env, stop_margin=0.08, recontact_max_days=10, **config)
+        super().__init__(AgentContext.of(env), stop_margin=0.08, recontact_max_days=10, **config)
         self._env = env
         self.min_willingness = min_willingness
 

@@ -8,15 +8,15 @@ TASK_VERSION = 1
 
 REFERENCE_SCORES: dict[str, dict[str, float]] = {
     'easy_bench': {
-        'random': 0.09376625000000001,
+        'random': 0.08992839285714287,
         'reference_planner': 0.8042774246031746,
     },
     'medium_bench': {
-        'random': 0.0340952,
+        'random': 0.035549487500000004,
         'reference_planner': 0.7584076513888889,
     },
     'hard_bench': {
-        'random': 0.021109556250000005,
+        'random': 0.0175222875,
         'reference_planner': 0.46922934374999997,
     },
 }

@@ -11,21 +11,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from clinbench.agents.base import make_agent
+from clinbench.agents.context import AgentContext
+from clinbench.agents.registry import make_agent
 from clinbench.env.recruitment.planner import ReferencePlanner
 from clinbench.env.registry import make
 from clinbench.episode import play_episode
+from clinbench.protocol import acting_seed
 
 #: The fixed world seeds of the references (disjoint from sweep seeds, which are small).
 REFERENCE_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_100))
 
 
 def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict[str, float]:
-    """Mean score of ``random`` and of the reference planner over ``seeds``."""
-    env = make(f"recruitment/{task}")
-    policies = {"random": make_agent("random", env), "reference_planner": ReferencePlanner(env)}
+    """Mean score of ``random`` and of the reference planner over ``seeds``.
+
+    ``random`` is built from the task's public context like any agent; the planner is
+    the one policy handed the live environment (it reads the hidden truth by design).
+    Each is reset with its own seed per world (:func:`clinbench.protocol.acting_seed`
+    with the world seed as the cell seed), never the world seed.
+    """
+    env_id = f"recruitment/{task}"
+    env = make(env_id)
+    policies = {
+        "random": make_agent("random", AgentContext.of(env)),
+        "reference_planner": ReferencePlanner(env),
+    }
     return {
-        name: float(np.mean([play_episode(env, agent, s).score for s in seeds]))
+        name: float(np.mean([
+            play_episode(env, agent, s, agent_seed=acting_seed(s, name, env_id, s)).score for s in seeds
+        ]))
         for name, agent in policies.items()
     }
 

@@ -1,0 +1,292 @@
+"""Which agents exist and where they come from: built-ins, entry points, spec strings.
+
+An agent is named on ``--agents`` in one of three ways:
+
+- a built-in name (``heuristic``): a class in :mod:`clinbench.agents` decorated with
+  :func:`register_agent`;
+- an entry-point name: an installed package declares
+  ``[project.entry-points."clinbench.agents"] mymethod = "mypkg.agents:MyMethod"``
+  (clinbench declares its optional ``ppo`` and ``maskable_ppo`` the same way);
+- a spec string, ``mypkg.agents:MyMethod`` or ``path/to/file.py:MyMethod``, which needs no
+  packaging; the agent's name in results is the class's ``name``.
+
+Every worker resolves an agent by the same string (:attr:`AgentEntry.ref`), never by a
+pickled class, so plugins load under loky, dask and ray alike. :attr:`AgentEntry.code`
+identifies a plugin's code (distribution and version, plus a hash of its package's
+sources) for the cell hash: editing a plugin re-runs its cells and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from clinbench.agents.base import Agent
+from clinbench.agents.context import AgentContext
+
+#: The entry-point group plugins declare their agents in.
+ENTRY_POINT_GROUP = "clinbench.agents"
+#: The six baselines of the benchmark, in table order (``grpo`` is their common parent,
+#: registered for ablations but not swept by default).
+BASELINES: tuple[str, ...] = ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
+
+
+class AgentLoadError(ValueError):
+    """An agent that cannot be loaded or is not installed (the CLI exits 2 with it)."""
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One loadable agent: its name, how to load it, where it comes from, whether it can run."""
+
+    name: str
+    #: what a worker resolves: the name (built-in, entry point) or the spec string
+    ref: str
+    #: "clinbench", "<distribution> <version>", or the module / file of a spec string
+    source: str
+    description: str
+    learning: bool
+    envs: tuple[str, ...]
+    #: the class, or None when it is unavailable
+    factory: type[Agent] | None
+    #: why it cannot run and how to fix it (None when it can)
+    unavailable: str | None = None
+    #: identity of the code outside clinbench's own cell code ("" for built-ins)
+    code: str = ""
+
+    def require(self) -> type[Agent]:
+        """The class, or AgentLoadError saying why it cannot run."""
+        if self.factory is None or self.unavailable:
+            raise AgentLoadError(f"agent {self.name!r} is unavailable: {self.unavailable}")
+        return self.factory
+
+
+_BUILTIN: dict[str, type[Agent]] = {}
+
+
+def register_agent(cls: type[Agent]) -> type[Agent]:
+    """Class decorator of the built-in agents: add ``cls`` under ``cls.name``."""
+    _BUILTIN[cls.name] = cls
+    return cls
+
+
+def _load_builtin() -> None:
+    import clinbench.agents.grpo
+    import clinbench.agents.hcapo
+    import clinbench.agents.heuristic
+    import clinbench.agents.klong
+    import clinbench.agents.memexrl
+    import clinbench.agents.mira
+    import clinbench.agents.random_agent  # noqa: F401
+
+
+# ---------------------------------------------------------------------- code identity
+def _digest(files: list[Path], root: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.relative_to(root).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def source_digest(cls: type) -> str:
+    """A hash of the sources of ``cls``'s top-level package (or of its single file)."""
+    top = sys.modules[cls.__module__.split(".")[0]]
+    path = Path(inspect.getfile(cls)).resolve()
+    pkg_file = getattr(top, "__file__", None)
+    if pkg_file and Path(pkg_file).name == "__init__.py" and path.is_relative_to(Path(pkg_file).resolve().parent):
+        root = Path(pkg_file).resolve().parent
+        return _digest(list(root.rglob("*.py")), root)
+    return _digest([path], path.parent)
+
+
+def _distribution_of(module: str) -> str:
+    """``"<distribution> <version>"`` of an installed top-level module, else ""."""
+    names = metadata.packages_distributions().get(module.split(".")[0], [])
+    for name in names:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:  # pragma: no cover - stale metadata
+            continue
+    return ""
+
+
+def plugin_code(cls: type[Agent]) -> str:
+    """The code identity of an agent class (built-ins: only the libraries they require)."""
+    required = " ".join(f"{d}=={metadata.version(d)}" for d in getattr(cls, "requires", ()))
+    if cls.__module__.split(".")[0] == "clinbench":
+        return required  # clinbench's own sources are in the cell code (sweep.cells.code_id)
+    parts = [_distribution_of(cls.__module__), source_digest(cls), required]
+    return " ".join(p for p in parts if p)
+
+
+# ---------------------------------------------------------------------- discovery
+def _missing_requirements(cls: type[Agent]) -> str | None:
+    """The install hint when a library the class requires is not importable."""
+    missing = [m for m in getattr(cls, "requires_modules", ()) if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    hint = getattr(cls, "install_hint", "")
+    return f"needs {', '.join(missing)} (not installed){': ' + hint if hint else ''}"
+
+
+def _entry(name: str, ref: str, source: str, cls: type[Agent]) -> AgentEntry:
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise AgentLoadError(f"agent {ref!r} is {cls!r}, not a subclass of clinbench.agents.Agent")
+    unavailable = _missing_requirements(cls)
+    return AgentEntry(
+        name=name,
+        ref=ref,
+        source=source,
+        description=getattr(cls, "description", "") or (inspect.getdoc(cls) or "").split("\n")[0],
+        learning=bool(getattr(cls, "learning", False)),
+        envs=tuple(getattr(cls, "envs", ("*",))),
+        factory=cls,
+        unavailable=unavailable,
+        code="" if unavailable else plugin_code(cls),
+    )
+
+
+@cache
+def _entry_points(path: tuple[str, ...]) -> tuple[metadata.EntryPoint, ...]:
+    """The group's entry points for this ``sys.path`` (cached per path, so a package
+    installed into a new path entry is found)."""
+    return tuple(sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name))
+
+
+def entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in _entry_points(tuple(sys.path))}
+
+
+def _ep_source(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else ep.value
+
+
+def _from_entry_point(ep: metadata.EntryPoint) -> AgentEntry:
+    try:
+        cls = ep.load()
+    except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
+        return AgentEntry(
+            ep.name, ep.name, _ep_source(ep), "", False, ("*",), None,
+            unavailable=f"entry point {ep.name} = {ep.value!r} ({_ep_source(ep)}) failed to import: "
+            f"{type(exc).__name__}: {exc}",
+        )
+    return _entry(ep.name, ep.name, _ep_source(ep), cls)
+
+
+@cache
+def _load_file(path: str) -> Any:
+    """Import a plugin file once per process, under a stable module name."""
+    module_name = "clinbench_plugin_" + hashlib.sha256(path.encode()).hexdigest()[:10]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise AgentLoadError(f"cannot import {path!r} as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def is_spec_string(ref: str) -> bool:
+    return ":" in ref
+
+
+def _from_spec_string(ref: str) -> AgentEntry:
+    target, _, attr = ref.rpartition(":")
+    if not target or not attr:
+        raise AgentLoadError(f"agent spec {ref!r} must be 'module:Class' or 'path/to/file.py:Class'")
+    try:
+        if target.endswith(".py"):
+            path = Path(target).expanduser().resolve()
+            if not path.is_file():
+                raise AgentLoadError(f"agent spec {ref!r}: no such file {str(path)!r}")
+            module, ref, source = _load_file(str(path)), f"{path}:{attr}", str(path)
+        else:
+            module, source = importlib.import_module(target), f"module {target}"
+        cls = getattr(module, attr)
+    except AgentLoadError:
+        raise
+    except Exception as exc:
+        raise AgentLoadError(f"agent spec {ref!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise AgentLoadError(f"agent class {ref!r} has no string attribute 'name' (its name in results)")
+    if _dist := _distribution_of(module.__name__):
+        source = f"{source} ({_dist})"
+    return _entry(name, ref, source, cls)
+
+
+# ---------------------------------------------------------------------- the public API
+def agent_entries() -> list[AgentEntry]:
+    """Every known agent: built-ins (baselines first, in table order), then entry points.
+
+    Entry points named like a built-in are reported as unavailable (a clash)."""
+    _load_builtin()
+    order = sorted(_BUILTIN, key=lambda n: (BASELINES.index(n) if n in BASELINES else len(BASELINES), n))
+    out = [_entry(n, n, "clinbench", _BUILTIN[n]) for n in order]
+    for name, ep in entry_points().items():
+        if name in _BUILTIN:
+            out.append(
+                AgentEntry(name, name, _ep_source(ep), "", False, ("*",), None,
+                           unavailable=f"entry point {name!r} ({_ep_source(ep)}) clashes with the built-in agent")
+            )
+        else:
+            out.append(_from_entry_point(ep))
+    return out
+
+
+def agent_names() -> list[str]:
+    """Names of the agents that can run here (unavailable ones are left out)."""
+    return [e.name for e in agent_entries() if e.unavailable is None]
+
+
+def agent_entry(ref: str) -> AgentEntry:
+    """The entry of a built-in name, an entry-point name or a spec string.
+
+    Raises AgentLoadError (unknown names list the valid ones); the entry may still be
+    unavailable (see :meth:`AgentEntry.require`)."""
+    _load_builtin()
+    if ref in _BUILTIN:
+        return _entry(ref, ref, "clinbench", _BUILTIN[ref])
+    if is_spec_string(ref):
+        entry = _from_spec_string(ref)
+        if entry.name in _BUILTIN or entry.name in entry_points():
+            raise AgentLoadError(
+                f"agent {ref!r} is named {entry.name!r}, which is already an agent; give its class another name"
+            )
+        return entry
+    eps = entry_points()
+    if ref in eps:
+        return _from_entry_point(eps[ref])
+    valid = [e.name for e in agent_entries() if e.unavailable is None]
+    raise AgentLoadError(
+        f"unknown agent {ref!r}; valid: {', '.join(valid)} (or a spec string 'module:Class' / 'file.py:Class')"
+    )
+
+
+def make_agent(ref: str, context: AgentContext, **config: Any) -> Agent:
+    """Build agent ``ref`` from a task's public context; unknown names list the valid ones."""
+    return agent_entry(ref).require()(context, **config)
+
+
+def agent_parameters(entry: AgentEntry) -> dict[str, Any]:
+    """The hyper-parameters an agent accepts and their defaults, read from the
+    constructors along its class hierarchy (``context`` and ``**config`` excluded)."""
+    cls = entry.require()
+    out: dict[str, Any] = {}
+    for klass in cls.__mro__:
+        if "__init__" in klass.__dict__ and klass is not object:
+            for p in inspect.signature(klass.__init__).parameters.values():
+                named = p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                if named and p.name not in ("self", "context"):
+                    out.setdefault(p.name, p.default)
+    return out

@@ -1,0 +1,1 @@
+"""An example clinbench agent plugin (see ``docs/agents.md``)."""

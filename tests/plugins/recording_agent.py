@@ -1,0 +1,59 @@
+"""Test agents loaded by spec string (``path/to/this/file.py:Class``).
+
+``RecordingAgent`` keeps everything clinbench hands it (constructor arguments, reset
+seeds, observations, the training factory, stream and callback) so a test can prove
+the agent contract: no scored environment, no world seed, nothing that reaches hidden
+state. ``FailingAgent`` raises in a cell, to show a failing plugin fails alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clinbench.agents import Agent
+
+#: Everything every RecordingAgent of this process received, in order.
+RECEIVED: list[tuple[str, Any]] = []
+
+
+class RecordingAgent(Agent):
+    name = "recording"
+    description = "records what it is given (agent-contract tests)"
+    learning = True
+
+    def __init__(self, context: Any, **config: Any):
+        RECEIVED.append(("init", context))
+        RECEIVED.append(("config", dict(config)))
+        super().__init__(context)
+
+    def reset(self, seed: Any = None) -> None:
+        RECEIVED.append(("reset", seed))
+        super().reset(seed)
+
+    def act(self, obs: Any) -> Any:
+        if len([k for k, _ in RECEIVED if k == "obs"]) < 400:
+            RECEIVED.append(("obs", obs))
+        mask = self.macros.mask(obs)
+        k = int(np.flatnonzero(mask)[0])
+        return self.macros.to_action(k, obs)
+
+    def train(self, make_env: Any, episodes: int, rng: Any, evaluate: Any = None, curve_points: int = 5) -> list:
+        RECEIVED.append(("train", (make_env, episodes, rng, evaluate)))
+        env = make_env()
+        RECEIVED.append(("training_env", env))
+        seed = int(rng.integers(2**31, 2**32))
+        obs, _ = env.reset(seed=seed)
+        RECEIVED.append(("obs", obs))
+        if evaluate is not None:
+            RECEIVED.append(("evaluated", evaluate(self)))
+        return []
+
+
+class FailingAgent(Agent):
+    name = "failing"
+    description = "raises when it acts (failure-isolation tests)"
+
+    def act(self, obs: Any) -> Any:
+        raise RuntimeError("this agent always fails")
