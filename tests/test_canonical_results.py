@@ -24,7 +24,7 @@ def test_committed_runs_come_from_this_code(folder):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["code"] == code_id(), (
         f"{folder} was computed by cell code {manifest['code']}, this checkout is {code_id()}: "
-        "rerun `clinbench sweep --seeds 1 7 21 42 123` (and `python experiments/ablations.py`)"
+        "rerun `clinbench sweep preset=canonical --no-resume` (and `python experiments/ablations.py --fresh`)"
     )
     assert manifest["counts"]["failed"] == 0
     assert all(c["status"] == "ok" for c in manifest["cells"])
@@ -35,5 +35,15 @@ def test_committed_runs_come_from_this_code(folder):
 def test_canonical_run_is_the_default_protocol():
     manifest = json.loads((ROOT / "data" / "sweep_results" / "manifest.json").read_text())
     assert manifest["grid"]["seeds"] == [1, 7, 21, 42, 123]
-    assert manifest["grid"]["agents"] == ["heuristic", "random", "hcapo", "mira", "klong", "memexrl"]
+    assert manifest["grid"]["agents"] == ["heuristic", "random", "hcapo", "mira", "klong", "memexrl", "ppo", "maskable_ppo"]
     assert manifest["protocol"] == {"train_episodes": 600, "eval_episodes": 10, "curve_points": 5}
+
+
+def test_the_canonical_preset_describes_the_committed_run():
+    from omegaconf import OmegaConf
+
+    manifest = json.loads((ROOT / "data" / "sweep_results" / "manifest.json").read_text())
+    preset = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "preset" / "canonical.yaml"))
+    assert preset["agents"] == manifest["grid"]["agents"]
+    assert preset["protocol"]["seeds"] == manifest["grid"]["seeds"]
+    assert {k: preset["protocol"][k] for k in manifest["protocol"]} == manifest["protocol"]

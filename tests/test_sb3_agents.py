@@ -1,0 +1,92 @@
+"""``ppo`` and ``maskable_ppo`` (optional extra ``sb3``): budget, determinism, sweep, masks.
+
+Skipped when stable-baselines3 / sb3-contrib are not installed, except the test that
+they are then listed as unavailable with the install command.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from clinbench.agents import registry
+from clinbench.agents.registry import agent_entries, agent_entry
+from clinbench.protocol import Protocol, run_cell
+
+HAVE_SB3 = all(importlib.util.find_spec(m) for m in ("stable_baselines3", "sb3_contrib", "torch"))
+needs_sb3 = pytest.mark.skipif(not HAVE_SB3, reason='needs the sb3 extra: pip install -e ".[sb3]"')
+TINY = {"n_steps": 128, "batch_size": 32, "n_epochs": 2}
+EASY = "recruitment/easy_bench"
+
+
+def test_without_the_extra_they_are_listed_unavailable_with_the_install_command(monkeypatch, invoke):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        registry.importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else real(name, *a)
+    )
+    rows = {e.name: e for e in agent_entries()}
+    for name in ("ppo", "maskable_ppo"):
+        assert rows[name].unavailable and 'pip install -e ".[sb3]"' in rows[name].unavailable
+    assert "ppo" not in registry.agent_names()
+    result = invoke("sweep", "--agents", "ppo", "preset=smoke", "--results", "/tmp/never_written")
+    assert result.exit_code == 2
+    assert 'pip install -e ".[sb3]"' in result.output
+
+
+@needs_sb3
+@pytest.mark.parametrize("name", ["ppo", "maskable_ppo"])
+def test_same_cell_twice_gives_identical_numbers(name):
+    protocol = Protocol(train_episodes=3, eval_episodes=2, curve_points=2)
+    first = run_cell(EASY, name, 5, protocol, TINY)
+    again = run_cell(EASY, name, 5, protocol, TINY)
+    assert [e.score for e in first.episodes] == [e.score for e in again.episodes]
+    assert [e.steps for e in first.episodes] == [e.steps for e in again.episodes]
+    assert first.curve == again.curve
+    assert [p.episodes_seen for p in first.curve] == [0, 3]
+
+
+@needs_sb3
+def test_the_budget_is_exactly_the_protocols_in_environment_steps():
+    agent = registry.make_agent("ppo", registry_context(), **TINY)
+    from clinbench.protocol import training_env_factory
+
+    agent.train(training_env_factory(EASY), 2, np.random.default_rng(0))
+    assert agent.model.num_timesteps == 2 * agent.horizon
+
+
+def registry_context():
+    from clinbench.agents import AgentContext
+
+    return AgentContext.for_task(EASY)
+
+
+@needs_sb3
+def test_maskable_ppo_never_plays_a_masked_action_and_the_extra_is_in_the_cell_code():
+    from clinbench.env import make
+    from clinbench.episode import play_episode
+    from clinbench.protocol import training_env_factory
+
+    agent = registry.make_agent("maskable_ppo", registry_context(), **TINY)
+    agent.train(training_env_factory(EASY), 2, np.random.default_rng(1))
+    env = make(EASY)
+    episode = play_episode(env, agent, 3, agent_seed=4, record=True)
+    assert all(step["error"] in (None, "") for step in episode.steps_log)
+    code = agent_entry("maskable_ppo").code
+    assert "stable-baselines3==" in code and "sb3-contrib==" in code and "torch==" in code
+
+
+@needs_sb3
+def test_they_run_in_a_sweep(tmp_path):
+    from clinbench.config import load
+    from clinbench.sweep import run_sweep
+
+    cfg = load([
+        "preset=smoke", "agents=[ppo,maskable_ppo]", "tasks=[easy_bench]", "protocol.train_episodes=2",
+        "protocol.eval_episodes=2", "agent.ppo.n_steps=128", "agent.maskable_ppo.n_steps=128",
+        "agent.ppo.batch_size=32", "agent.maskable_ppo.batch_size=32", f"results={tmp_path}", "launcher=sequential",
+    ])
+    outcome = run_sweep(cfg, show_progress=False)
+    assert outcome.ok, outcome.failed
+    assert outcome.total == 2 * len(cfg.protocol.seeds)
