@@ -97,7 +97,7 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(self.macro_space.n)
         self._n = self.macro_space.n
         self._n_features = self.macro_space.n_features
-        self._features_out = "out" in inspect.signature(self.macro_space.features).parameters
+        self._features_dtype = "dtype" in inspect.signature(self.macro_space.features).parameters
         self._episode: tuple[int, dict[str, Any] | None] | None = None
         self._played: list[int] = []
 
@@ -138,8 +138,8 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         return self._features(obs), info
 
     def _features(self, obs: Any) -> np.ndarray:
-        if self._features_out:  # clipped in float64, cast on the way out like ``astype``
-            return self.macro_space.features(obs, out=np.empty(self._n_features, np.float32))
+        if self._features_dtype:  # clipped in float64, cast on the way out like ``astype``
+            return self.macro_space.features(obs, dtype=np.float32)
         return np.asarray(self.macro_space.features(obs), dtype=np.float32)
 
     # ------------------------------------------------------------------ pickling

@@ -132,10 +132,14 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
                 f"site_{x}_retrieved_conversion",
             ]
         self.feature_names = tuple(feats)
+        self._n_head = 18
+        self._buf = np.empty(len(feats))
+        self._buf_sp: tuple | None = None
         self._best_obs: Observation | None = None
         self._best = -1
         self._value_of = None
         self._value = np.empty(0)
+        self._order: np.ndarray | None = None
         self._sp_sites = self._sp_retrieved = None
         self._site_cache: dict[SiteView, tuple[float, ...]] = {}
         self._sp: tuple[list[float], list[bool], bool] = ([], [], False)
@@ -151,10 +155,10 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
     def _best_screen(self, obs: Observation) -> int:
         """``best_screen_candidate(obs)``, computed once per observation.
 
-        ``features`` and ``to_action`` both need it for the same observation; the
-        pre-screen value is computed once per world over the whole pool (the same
-        elementwise operations, so the same numbers), and the argmax over the arrivals
-        picks the same first-best patient.
+        ``features`` and ``to_action`` both need it for the same observation. Per world
+        the pool is ordered best pre-screen first (the same elementwise value; a stable
+        sort, so ties keep index order), and the first arrival in that order is the
+        first maximum over the arrivals: the same patient as the argmax, cheaper.
         """
         if obs is self._best_obs:
             return self._best
@@ -163,10 +167,18 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         else:
             w = obs.visible
             if w is not self._value_of:
-                self._value = w.prescreen_eligibility - 0.5 * w.prescreen_dropout
+                value = w.prescreen_eligibility - 0.5 * w.prescreen_dropout
+                self._value = value
+                # NaN sorts last but argmax picks it first: keep the argmax then.
+                self._order = None if np.isnan(value).any() else np.argsort(-value, kind="stable")
                 self._value_of = w
-            # Non-arrivals at -inf: the first maximum is the first best arrival.
-            best = int(np.where(obs.patients[ROW_STATE] == AVAILABLE, self._value, -np.inf).argmax())
+            order = self._order
+            if order is None:
+                best = int(
+                    np.where(obs.patients[ROW_STATE] == AVAILABLE, self._value, -np.inf).argmax()
+                )
+            else:
+                best = int(order[(obs.patients[ROW_STATE].take(order) == AVAILABLE).argmax()])
         self._best_obs, self._best = obs, best
         return best
 
@@ -241,8 +253,8 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         return np.array(self.mask_row(obs), dtype=bool)
 
     # ------------------------------------------------------------------ features
-    def feature_row(self, obs: Observation) -> list[float]:
-        """The features before clipping to [0, 1], as a list (see ``mask_row``)."""
+    def _feature_head(self, obs: Observation) -> list[float]:
+        """The features before the per-site ones, unclipped."""
         p = self.params
         f = obs.funnel
         if f.consented:  # the funnel counts the patients in each state
@@ -251,9 +263,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         else:
             min_left = 1.0
         best = self._best_screen(obs)
-        retrieved = obs.retrieved_memory_context[0] if obs.retrieved_memory_context else None
-        reached = sum(1 for _, d in obs.milestones if d is not None)
-        v = [
+        return [
             obs.timestamp / p.horizon,
             obs.budget_remaining / obs.initial_budget,
             obs.enrolled_so_far / obs.target_enrollment,
@@ -269,17 +279,33 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             obs.dropout_rate_7d,
             obs.costs.screen / p.screen_cost - 1.0,
             len(obs.indexed_memory_summary) / obs.memory_capacity,
-            float(retrieved is not None),
-            reached / 4.0,
+            float(bool(obs.retrieved_memory_context)),
+            sum(1 for _, d in obs.milestones if d is not None) / 4.0,
             obs.pending_negotiations / 3.0,
         ]
-        v += self._site_part(obs)[0]
-        return v
 
-    def features(self, obs: Observation, out: np.ndarray | None = None) -> np.ndarray:
-        """The clipped features; ``out`` (e.g. float32) receives them cast from float64."""
-        # One ufunc call: the list becomes float64, is clipped in float64, then lands in out.
-        return _clip(self.feature_row(obs), 0.0, 1.0, out=out, dtype=np.float64)
+    def feature_row(self, obs: Observation) -> list[float]:
+        """The features before clipping to [0, 1], as a list (see ``mask_row``)."""
+        return self._feature_head(obs) + self._site_part(obs)[0]
+
+    def features(
+        self, obs: Observation, out: np.ndarray | None = None, dtype: type | None = None
+    ) -> np.ndarray:
+        """The clipped features, float64; ``out`` or ``dtype`` (e.g. float32) get them cast."""
+        # The float64 row lives in a reused buffer whose site part is rewritten only when
+        # the sites change; it is clipped in place (clipping again changes nothing) and
+        # cast on the way out, like clipping in float64 and then ``astype``.
+        buf = self._buf
+        buf[: self._n_head] = self._feature_head(obs)
+        sp = self._site_part(obs)
+        if sp is not self._buf_sp:
+            buf[self._n_head :] = sp[0]
+            self._buf_sp = sp
+        _clip(buf, 0.0, 1.0, out=buf)
+        if out is not None:
+            out[...] = buf
+            return out
+        return buf.astype(np.float64 if dtype is None else dtype)
 
     # ------------------------------------------------------------------ actions
     def index_of(self, action: Action) -> int:
