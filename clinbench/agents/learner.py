@@ -27,6 +27,14 @@ from clinbench.env.base import Env
 TRAIN_SEED_LOW, TRAIN_SEED_HIGH = 2**31, 2**32
 
 
+def curve_marks(episodes: int, curve_points: int) -> list[int]:
+    """The training episodes at which the learning curve is recorded (0 and the end
+    included, evenly spaced)."""
+    if curve_points <= 1:
+        return [episodes]
+    return sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)})
+
+
 @dataclass(frozen=True)
 class CurvePoint:
     """Greedy evaluation score after ``episodes_seen`` training episodes."""
@@ -126,7 +134,7 @@ class LearningAgent(Agent):
         and is called at ``curve_points`` evenly spaced points of the budget, 0 and the
         end included.
         """
-        marks = sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)}) if curve_points > 1 else [episodes]
+        marks = curve_marks(episodes, curve_points)
         self.curve = []
         self._evaluate, self._marks = evaluate, marks
         # Small matrices: one BLAS thread is faster, and identical in any process.

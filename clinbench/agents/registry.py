@@ -37,6 +37,9 @@ ENTRY_POINT_GROUP = "clinbench.agents"
 #: The six baselines of the benchmark, in table order (``grpo`` is their common parent,
 #: registered for ablations but not swept by default).
 BASELINES: tuple[str, ...] = ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
+#: clinbench's optional reference learners (entry points), listed in this order after
+#: the built-ins; other plugins follow by name.
+REFERENCE_LEARNERS: tuple[str, ...] = ("ppo", "maskable_ppo")
 
 
 class AgentLoadError(ValueError):
@@ -233,7 +236,9 @@ def agent_entries() -> list[AgentEntry]:
     _load_builtin()
     order = sorted(_BUILTIN, key=lambda n: (BASELINES.index(n) if n in BASELINES else len(BASELINES), n))
     out = [_entry(n, n, "clinbench", _BUILTIN[n]) for n in order]
-    for name, ep in entry_points().items():
+    eps = entry_points()
+    order_eps = sorted(eps, key=lambda n: (REFERENCE_LEARNERS.index(n) if n in REFERENCE_LEARNERS else len(REFERENCE_LEARNERS), n))
+    for name, ep in ((n, eps[n]) for n in order_eps):
         if name in _BUILTIN:
             out.append(
                 AgentEntry(name, name, _ep_source(ep), "", False, ("*",), None,

@@ -39,7 +39,7 @@ import numpy as np
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
-from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
+from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint, curve_marks
 from clinbench.env.base import Env
 
 INSTALL = 'pip install -e ".[sb3]"'
@@ -111,7 +111,7 @@ class _SB3Agent(Agent):
 
         torch.set_num_threads(1)
         budget = episodes * self.horizon
-        marks = sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)}) if curve_points > 1 else [episodes]
+        marks = curve_marks(episodes, curve_points)
         env = _TrainingWorlds(MacroGymEnv.wrap(make_env()), rng)
         self.model = self.algorithm()(
             "MlpPolicy",
