@@ -9,6 +9,11 @@ asks OpenBLAS for the Haswell kernel, which every x86-64 CPU with AVX2 and FMA r
 setting ``OPENBLAS_CORETYPE`` before numpy is imported. That only works if ``clinbench``
 is imported first (the CLI always does); a user's own ``OPENBLAS_CORETYPE`` wins, and
 cluster workers started elsewhere need it in their environment (docs/scaling.md).
+
+torch (the optional stable-baselines3 agents) dispatches its CPU kernels the same way
+(AVX-512 where it finds it), so clinbench also pins torch's kernels to AVX2
+(``ATEN_CPU_CAPABILITY``) and asks MKL for AVX2 results (``MKL_CBWR``); each cell
+records the capability torch ran with (:func:`torch_capability`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import sys
 
 #: The OpenBLAS kernel the canonical results were computed with.
 PINNED_KERNEL = "Haswell"
+#: torch's CPU capability (and MKL's reproducibility branch) of the canonical results.
+PINNED_TORCH = "AVX2"
 
 
 def _cpu_has_avx2_fma() -> bool:
@@ -31,11 +38,15 @@ def _cpu_has_avx2_fma() -> bool:
 
 
 def pin_blas_kernel() -> None:
-    """Set ``OPENBLAS_CORETYPE`` (unless set) on x86-64 CPUs that can run the pinned kernel."""
-    if "numpy" in sys.modules or "OPENBLAS_CORETYPE" in os.environ:
+    """Set ``OPENBLAS_CORETYPE``, ``ATEN_CPU_CAPABILITY`` and ``MKL_CBWR`` (each unless
+    already set) on x86-64 CPUs that can run the pinned kernels."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or not _cpu_has_avx2_fma():
         return
-    if platform.machine().lower() in ("x86_64", "amd64") and _cpu_has_avx2_fma():
-        os.environ["OPENBLAS_CORETYPE"] = PINNED_KERNEL
+    if "torch" not in sys.modules:
+        os.environ.setdefault("ATEN_CPU_CAPABILITY", PINNED_TORCH.lower())
+        os.environ.setdefault("MKL_CBWR", PINNED_TORCH)
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_CORETYPE", PINNED_KERNEL)
 
 
 def blas_kernel() -> str | None:
@@ -44,3 +55,11 @@ def blas_kernel() -> str | None:
 
     kernels = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
     return kernels[0] if kernels else None
+
+
+def torch_capability() -> str | None:
+    """The CPU capability torch dispatches to in this process (``None`` if torch is not loaded)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    return str(torch.backends.cpu.get_cpu_capability())

@@ -15,8 +15,10 @@ returns a number.
 
 from __future__ import annotations
 
+import copy
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -74,7 +76,8 @@ def training_stream(seed: int, agent: str, env_id: str) -> np.random.Generator:
 
 def acting_seed(seed: int, agent: str, env_id: str, world_seed: int) -> int:
     """The agent's own seed for one evaluation world of a cell: an integer drawn from
-    the cell's acting stream (so the agent cannot recover the world from it)."""
+    the cell's acting stream, not the world seed (the contract keeps accidents out;
+    cell seeds are small and public, so it is no secret against a determined search)."""
     return int(cell_stream(seed, agent, env_id, _ACT, world_seed).integers(2**63))
 
 
@@ -107,6 +110,32 @@ def training_env_factory(env_id: str, **overrides: Any):
         return TrainingEnv(make(env_id, **overrides))
 
     return make_env
+
+
+class CurveEvaluator:
+    """The ``evaluate`` callback a learning agent trains with: the greedy mean score on
+    the evaluation worlds, for the learning curve only.
+
+    It scores a deep copy of the agent, so nothing the agent does while being evaluated
+    (storing experience, say) comes back into its training; it scores only the agent
+    being trained, and at most ``limit`` times (the curve's points), so it cannot become
+    a test set to select models on.
+    """
+
+    def __init__(self, score: Callable[[Any], float], agent: Any, limit: int):
+        self._score, self._agent, self._limit = score, agent, limit
+        self.calls = 0
+
+    def __call__(self, agent: Any) -> float:
+        if agent is not self._agent:
+            raise ValueError("evaluate(agent) scores the agent being trained, nothing else")
+        if self.calls >= self._limit:
+            raise RuntimeError(f"evaluate may be called at most {self._limit} times (the learning curve's points)")
+        self.calls += 1
+        return float(self._score(copy.deepcopy(agent)))
+
+    def __deepcopy__(self, memo: dict) -> CurveEvaluator:
+        return self  # an agent that keeps the callback is copied without it
 
 
 @dataclass
@@ -167,7 +196,11 @@ def run_cell(
                 training_env_factory(env_id, **overrides),
                 protocol.train_episodes,
                 training_stream(seed, agent_name, env_id),
-                evaluate=lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),
+                evaluate=CurveEvaluator(
+                    lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),
+                    agent,
+                    protocol.curve_points,
+                ),
                 curve_points=protocol.curve_points,
             )
         t1 = time.perf_counter()

@@ -152,6 +152,7 @@ def test_a_plugin_that_fails_to_import_exits_2_naming_the_entry_point(tmp_path):
     assert "Traceback" not in done.stderr
     debug = clinbench(site, "--debug", "sweep", "--agents", "broken", *GRID, "--results", str(tmp_path / "r"))
     assert debug.returncode == 2 and "Traceback" in debug.stderr
+    assert "No module named 'broken_plugin_module'" in debug.stderr and "ep.load()" in debug.stderr
 
 
 def test_a_plugin_named_like_a_builtin_is_refused(tmp_path):

@@ -12,6 +12,7 @@ untrusted agents against a served environment instead (``docs/agents.md``).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,11 @@ class AgentContext:
 
     @classmethod
     def of(cls, env: Env) -> AgentContext:
-        """The context of ``env``'s task (the environment itself is not kept)."""
-        return cls(env.spec, env.macro_space)
+        """The context of ``env``'s task: deep copies of its spec and macro space, so an
+        agent that changes them (a task parameter's dict, say) changes only its own copy,
+        never the environment it is scored on or the task registry."""
+        spec, macro_space = copy.deepcopy((env.spec, env.macro_space))
+        return cls(spec, macro_space)
 
     @classmethod
     def for_task(cls, env_id: str, **overrides: Any) -> AgentContext:

@@ -22,8 +22,10 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
-from dataclasses import dataclass
+import traceback
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -43,7 +45,14 @@ REFERENCE_LEARNERS: tuple[str, ...] = ("ppo", "maskable_ppo")
 
 
 class AgentLoadError(ValueError):
-    """An agent that cannot be loaded or is not installed (the CLI exits 2 with it)."""
+    """An agent that cannot be loaded or is not installed (the CLI exits 2 with it).
+
+    ``details`` holds the traceback of the plugin's own import error, if any
+    (``clinbench --debug`` prints it)."""
+
+    def __init__(self, message: str, details: str | None = None):
+        super().__init__(message)
+        self.details = details
 
 
 @dataclass(frozen=True)
@@ -64,11 +73,13 @@ class AgentEntry:
     unavailable: str | None = None
     #: identity of the code outside clinbench's own cell code ("" for built-ins)
     code: str = ""
+    #: the traceback of a plugin's import error (shown with ``clinbench --debug``)
+    details: str | None = field(default=None, compare=False, repr=False)
 
     def require(self) -> type[Agent]:
         """The class, or AgentLoadError saying why it cannot run."""
         if self.factory is None or self.unavailable:
-            raise AgentLoadError(f"agent {self.name!r} is unavailable: {self.unavailable}")
+            raise AgentLoadError(f"agent {self.name!r} is unavailable: {self.unavailable}", self.details)
         return self.factory
 
 
@@ -76,7 +87,16 @@ _BUILTIN: dict[str, type[Agent]] = {}
 
 
 def register_agent(cls: type[Agent]) -> type[Agent]:
-    """Class decorator of the built-in agents: add ``cls`` under ``cls.name``."""
+    """Class decorator of the built-in agents: add ``cls`` under ``cls.name``.
+
+    Only for clinbench's own agents; plugins declare an entry point instead."""
+    if cls.__module__.split(".")[0] != "clinbench":
+        raise AgentLoadError(
+            f"register_agent is for clinbench's own agents; declare {cls.__qualname__} in the "
+            f"'{ENTRY_POINT_GROUP}' entry-point group instead (docs/agents.md)"
+        )
+    if _BUILTIN.get(cls.name, cls) is not cls:
+        raise AgentLoadError(f"two built-in agents are named {cls.name!r}")
     _BUILTIN[cls.name] = cls
     return cls
 
@@ -100,20 +120,40 @@ def _digest(files: list[Path], root: Path) -> str:
     return h.hexdigest()[:12]
 
 
+def _site_dir(path: Path) -> bool:
+    return path.name in ("site-packages", "dist-packages")
+
+
 def source_digest(cls: type) -> str:
-    """A hash of the sources of ``cls``'s top-level package (or of its single file)."""
+    """A hash of the plugin's sources: every ``.py`` file of its top-level package (all
+    portions of a namespace package), or for a single-file module or a ``file.py:Class``
+    spec, the file and every module loaded from its folder (its helpers)."""
     top = sys.modules[cls.__module__.split(".")[0]]
+    paths = [Path(p).resolve() for p in getattr(top, "__path__", [])]
+    if paths:
+        h = hashlib.sha256()
+        for root in sorted(paths):
+            h.update(_digest(list(root.rglob("*.py")), root).encode())
+        return h.hexdigest()[:12]
     path = Path(inspect.getfile(cls)).resolve()
-    pkg_file = getattr(top, "__file__", None)
-    if pkg_file and Path(pkg_file).name == "__init__.py" and path.is_relative_to(Path(pkg_file).resolve().parent):
-        root = Path(pkg_file).resolve().parent
-        return _digest(list(root.rglob("*.py")), root)
-    return _digest([path], path.parent)
+    folder = path.parent
+    files = {path}
+    if not _site_dir(folder):
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if file and file.endswith(".py") and Path(file).resolve().parent == folder:
+                files.add(Path(file).resolve())
+    return _digest(sorted(files), folder)
+
+
+@cache
+def _packages_distributions(path: tuple[str, ...]) -> dict[str, list[str]]:
+    return metadata.packages_distributions()
 
 
 def _distribution_of(module: str) -> str:
     """``"<distribution> <version>"`` of an installed top-level module, else ""."""
-    names = metadata.packages_distributions().get(module.split(".")[0], [])
+    names = _packages_distributions(tuple(sys.path)).get(module.split(".")[0], [])
     for name in names:
         try:
             return f"{name} {metadata.version(name)}"
@@ -182,6 +222,7 @@ def _from_entry_point(ep: metadata.EntryPoint) -> AgentEntry:
             ep.name, ep.name, _ep_source(ep), "", False, ("*",), None,
             unavailable=f"entry point {ep.name} = {ep.value!r} ({_ep_source(ep)}) failed to import: "
             f"{type(exc).__name__}: {exc}",
+            details=traceback.format_exc(),
         )
     return _entry(ep.name, ep.name, _ep_source(ep), cls)
 
@@ -214,6 +255,10 @@ def _from_spec_string(ref: str) -> AgentEntry:
                 raise AgentLoadError(f"agent spec {ref!r}: no such file {str(path)!r}")
             module, ref, source = _load_file(str(path)), f"{path}:{attr}", str(path)
         else:
+            # As ``python -m`` would: the working directory is importable (the console
+            # script does not put it on sys.path; loky workers share the directory).
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.append(os.getcwd())
             module, source = importlib.import_module(target), f"module {target}"
         cls = getattr(module, attr)
     except AgentLoadError:
@@ -285,13 +330,14 @@ def make_agent(ref: str, context: AgentContext, **config: Any) -> Agent:
 
 def agent_parameters(entry: AgentEntry) -> dict[str, Any]:
     """The hyper-parameters an agent accepts and their defaults, read from the
-    constructors along its class hierarchy (``context`` and ``**config`` excluded)."""
+    constructors along its class hierarchy (the context, the first argument after
+    ``self``, and ``**config`` excluded)."""
     cls = entry.require()
     out: dict[str, Any] = {}
     for klass in cls.__mro__:
         if "__init__" in klass.__dict__ and klass is not object:
-            for p in inspect.signature(klass.__init__).parameters.values():
-                named = p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                if named and p.name not in ("self", "context"):
+            params = list(inspect.signature(klass.__init__).parameters.values())[2:]  # self, context
+            for p in params:
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                     out.setdefault(p.name, p.default)
     return out

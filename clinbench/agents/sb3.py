@@ -135,6 +135,7 @@ class _SB3Agent(Agent):
         from stable_baselines3.common.callbacks import BaseCallback
 
         agent, horizon, pending = self, self.horizon, list(marks)
+        whole_rollouts = budget % self.hyper["n_steps"] == 0
 
         class Budget(BaseCallback):
             def record(self, steps: int) -> None:
@@ -149,7 +150,9 @@ class _SB3Agent(Agent):
 
             def _on_step(self) -> bool:
                 self.record(self.num_timesteps)
-                return self.num_timesteps < budget
+                # Stop at the budget; a budget of whole rollouts ends by itself after
+                # learning from the last one.
+                return self.num_timesteps < budget or whole_rollouts
 
         return Budget()
 

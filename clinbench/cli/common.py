@@ -39,6 +39,11 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` to stderr and exit with the usage-error code."""
     if DEBUG["on"] and sys.exc_info()[0] is not None:
         err_console.print(traceback.format_exc(), markup=False, highlight=False)
+        exc = sys.exc_info()[1]
+        while exc is not None:  # e.g. the plugin's own import error behind an AgentLoadError
+            if getattr(exc, "details", None):
+                err_console.print(exc.details, markup=False, highlight=False)
+            exc = exc.__cause__
     err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(USAGE_ERROR)
 

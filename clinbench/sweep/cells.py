@@ -20,7 +20,7 @@ from typing import Any
 
 import clinbench
 from clinbench.config import SweepConfig
-from clinbench.numerics import blas_kernel
+from clinbench.numerics import blas_kernel, torch_capability
 
 FORMAT = 1
 #: Sources whose change changes what a cell computes.
@@ -147,6 +147,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         },
     }
     try:
+        _check_agent_code(cell)
         result = run_cell(
             f"{cell['env']}/{cell['task']}",
             cell.get("agent_ref") or cell["agent"],
@@ -156,7 +157,9 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             env_overrides=cell["env_overrides"],
             agent_name=cell["agent"],
         )
-    except Exception:  # noqa: BLE001 - a failing cell is recorded, the sweep goes on
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - a failing cell (even sys.exit) is recorded, the sweep goes on
         record.update(status="failed", traceback=traceback.format_exc())
     else:
         record.update(
@@ -181,4 +184,21 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         record["timing"] = {"train_seconds": result.train_seconds, "eval_seconds": result.eval_seconds}
     record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
     record["blas_kernel"] = blas_kernel()  # the worker's (clinbench/numerics.py)
+    if (capability := torch_capability()) is not None:
+        record["torch_capability"] = capability
     return record
+
+
+def _check_agent_code(cell: dict[str, Any]) -> None:
+    """A plugin's code in the worker must be the code the cell hash was made with
+    (an edit during a sweep would otherwise store new results under the old hash)."""
+    if not cell.get("agent_code"):
+        return
+    from clinbench.agents.registry import agent_entry
+
+    now = agent_entry(cell.get("agent_ref") or cell["agent"]).code
+    if now != cell["agent_code"]:
+        raise RuntimeError(
+            f"agent {cell['agent']!r} changed since the sweep was planned ({cell['agent_code']} -> {now}); "
+            "run the sweep again to recompute its cells"
+        )
