@@ -8,6 +8,7 @@ problem is a ``ConfigError`` whose message names the valid choices.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -216,6 +217,7 @@ def validate(cfg: DictConfig) -> SweepConfig:
     if report.bootstrap_reps < 1:
         raise ConfigError("report.bootstrap_reps must be >= 1")
 
+    _check_agent_keys(entries, raw["agent"])
     agent_params = {e.name: dict(raw["agent"].get(e.name) or {}) for e in entries}
     _check_agent_params(entries, agent_params)
     env_overrides = {t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks}
@@ -249,6 +251,30 @@ def _resolve_agents(refs: Any) -> list[AgentEntry]:
             raise ConfigError(str(exc)) from exc
         entries.append(entry)
     return entries
+
+
+def _check_agent_keys(entries: list[AgentEntry], params: dict[str, Any]) -> None:
+    """Every ``agent.<name>`` must name an agent of ``conf/agent/`` or a selected agent
+    (``agent.hcapoo.omega=0`` is a typo, not a new agent), and the parameters of the
+    agents of ``conf/agent/`` must be theirs even when they are not selected."""
+    known = set(available("agent")) | {e.name for e in entries}
+    for name in params:
+        if name not in known:
+            raise ConfigError(
+                f"agent.{name}: no such agent among conf/agent/ and the selected agents; "
+                f"valid: {', '.join(sorted(known))}"
+            )
+    selected = {e.name for e in entries}
+    for name in sorted(set(params) - selected):
+        try:
+            entry = agent_entry(name)
+        except AgentLoadError:
+            continue
+        if entry.factory is not None:  # an optional agent not installed here still has its signature
+            accepted = agent_parameters(dataclasses.replace(entry, unavailable=None))
+            unknown = sorted(set(params[name] or {}) - set(accepted))
+            if unknown:
+                raise ConfigError(f"agent {name!r} has no parameter(s) {unknown}; valid: {sorted(accepted)}")
 
 
 def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, Any]]) -> None:

@@ -32,6 +32,9 @@ from clinbench.sweep.cells import run_cell_record
 PLUGIN = Path(__file__).parent / "plugins" / "recording_agent.py"
 RECORDING = f"{PLUGIN}:RecordingAgent"
 EASY = "recruitment/easy_bench"
+#: A cell seed no task parameter or observation holds by chance (it too must not leak:
+#: the evaluation worlds follow from it).
+CELL_SEED = 8_675_309
 
 
 @pytest.fixture
@@ -52,11 +55,26 @@ def reachable(root, limit: int = 200_000) -> list:
         if id(obj) in seen:
             continue
         seen[id(obj)] = obj
-        if isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        if isinstance(obj, types.MethodType):  # a bound method reaches its object
+            stack.append(obj.__self__)
+            continue
+        if isinstance(obj, types.FunctionType):  # a closure reaches what it closes over
+            stack.extend(c.cell_contents for c in obj.__closure__ or () if _filled(c))
+            stack.extend(obj.__defaults__ or ())
+            continue
+        if isinstance(obj, (types.ModuleType, type, types.BuiltinFunctionType)):
             continue
         stack.extend(gc.get_referents(obj))
     assert len(seen) < limit, "object graph too large to check"
     return list(seen.values())
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def assert_fair(obj, eval_seeds: list[int], scored: list) -> None:
@@ -64,8 +82,10 @@ def assert_fair(obj, eval_seeds: list[int], scored: list) -> None:
     for o in reachable(obj):
         assert not isinstance(o, (RecruitmentEnv, World, TrainingEnv)), f"{type(o).__name__} reachable from {type(obj).__name__}"
         assert not any(o is env for env in scored)
-        if isinstance(o, int) and not isinstance(o, bool):
-            assert o not in eval_seeds, f"world seed {o} reachable from {type(obj).__name__}"
+        if isinstance(o, (int, np.integer)) and not isinstance(o, (bool, np.bool_)):
+            assert int(o) not in eval_seeds, f"world seed {o} reachable from {type(obj).__name__}"
+        elif isinstance(o, np.ndarray) and o.dtype.kind in "iu" and o.size:
+            assert not np.isin(o, eval_seeds).any(), f"a world seed in an array reachable from {type(obj).__name__}"
 
 
 def check_received(received, eval_seeds: list[int], scored: list, learning: bool = True) -> None:
@@ -89,7 +109,7 @@ def check_received(received, eval_seeds: list[int], scored: list, learning: bool
             assert_fair(rng, eval_seeds, scored)
             assert callable(make_env) and (evaluate is None or callable(evaluate))
         elif kind == "training_env":
-            assert isinstance(value, TrainingEnv) and not any(value is e for e in scored)
+            assert isinstance(value, TrainingEnv) and not any(value._native is e for e in scored[:1])
             with pytest.raises(ValueError, match="training worlds only"):
                 value.reset(seed=eval_seeds[0])
         elif kind == "evaluated":
@@ -115,17 +135,17 @@ def scored_envs(monkeypatch) -> list:
 def test_a_sweep_cell_gives_only_the_context_own_seeds_and_training_envs(received, monkeypatch):
     scored = scored_envs(monkeypatch)
     cell = {
-        "env": "recruitment", "task": "easy_bench", "agent": "recording", "seed": 7,
+        "env": "recruitment", "task": "easy_bench", "agent": "recording", "seed": CELL_SEED,
         "agent_params": {}, "env_overrides": {}, "code": "test",
         "protocol": {"train_episodes": 2, "eval_episodes": 3, "curve_points": 2},
         "agent_ref": RECORDING, "agent_code": "",
     }
     record = run_cell_record(cell, "h")
     assert record["status"] == "ok", record.get("traceback")
-    seeds = evaluation_seeds(7, 3)
-    check_received(received, seeds, scored)
+    seeds = evaluation_seeds(CELL_SEED, 3)
+    check_received(received, [*seeds, CELL_SEED], scored)
     resets = [v for k, v in received if k == "reset"]
-    assert resets[-3:] == [acting_seed(7, "recording", EASY, s) for s in seeds]
+    assert resets[-3:] == [acting_seed(CELL_SEED, "recording", EASY, s) for s in seeds]
 
 
 def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatch, invoke):
@@ -195,3 +215,29 @@ def test_the_check_catches_a_leak():
         assert_fair((7654321,), [7654321], [])
     with pytest.raises(AssertionError):
         assert_fair(env.world, [], [])
+
+
+def test_changing_the_context_changes_nothing_the_agent_is_scored_on():
+    env = make("recruitment/hard_bench")
+    context = AgentContext.of(env)
+    before = play_episode(env, make_agent("heuristic", AgentContext.of(env)), 5, agent_seed=1)
+    context.spec.params.event_rates.clear()
+    context.macro_space.params.event_rates.clear()
+    assert env.spec.params.event_rates and make("recruitment/hard_bench").spec.params.event_rates
+    after = play_episode(env, make_agent("heuristic", AgentContext.of(env)), 5, agent_seed=1)
+    assert (after.score, after.steps) == (before.score, before.steps)
+
+
+def test_the_curve_callback_scores_a_copy_of_the_trained_agent_a_bounded_number_of_times():
+    from clinbench.protocol import CurveEvaluator
+
+    env = make(EASY)
+    agent = make_agent("random", AgentContext.of(env))
+    scored: list = []
+    evaluate = CurveEvaluator(lambda a: scored.append(a) or 0.5, agent, limit=2)
+    assert evaluate(agent) == 0.5 and evaluate(agent) == 0.5
+    assert all(a is not agent and type(a) is type(agent) for a in scored)
+    with pytest.raises(RuntimeError, match="at most 2"):
+        evaluate(agent)
+    with pytest.raises(ValueError, match="agent being trained"):
+        CurveEvaluator(lambda a: 0.0, agent, 5)(make_agent("random", AgentContext.of(env)))

@@ -238,3 +238,13 @@ def test_export_is_byte_identical(smoke, paper, tmp_path):
     result = invoke("export", "--results", smoke, "--out", tmp_path, "--format", "pdf")
     assert result.exit_code == 0, result.output
     assert tree(tmp_path) == tree(paper)
+
+
+
+def test_agent_colours_follow_the_report_order_not_the_installed_agents():
+    from clinbench.charts.style import OKABE_ITO, agent_colors
+
+    agents = ["heuristic", "random", "hcapo", "mira", "klong", "memexrl", "ppo", "maskable_ppo"]
+    colours = agent_colors(agents)
+    assert len(set(colours.values())) == len(OKABE_ITO) == len(agents)
+    assert agent_colors(["my_plugin", "heuristic"]) == {"my_plugin": OKABE_ITO[0], "heuristic": OKABE_ITO[1]}

@@ -88,6 +88,21 @@ def test_agent_override_reaches_agent_params():
     assert cfg.agent_params["mira"] == conf_file("agent", "mira.yaml")
 
 
+@pytest.mark.parametrize(
+    "overrides, words",
+    [
+        (["agent.hcapoo.omega=0"], ["agent.hcapoo", "hcapo", "heuristic"]),  # a typo in the agent
+        (["agents=[heuristic]", "agent.hcapo.omegaa=0"], ["'hcapo'", "omegaa", "omega"]),  # not selected
+        (["agent.hcapo.omegaa=0"], ["'hcapo'", "omegaa", "omega"]),
+    ],
+)
+def test_agent_overrides_name_agents_and_parameters_that_exist(overrides, words):
+    with pytest.raises(ConfigError) as info:
+        load(["preset=smoke", *overrides])
+    for word in words:
+        assert word in str(info.value)
+
+
 def test_backend_flag_selects_the_launcher_file():
     cfg = load(flags(backend=Backend("dask")))
     assert cfg.launcher.backend == "dask"

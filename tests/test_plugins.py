@@ -169,3 +169,22 @@ def test_the_example_plugins_own_tests_pass(plugin_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     shutil.rmtree(EXAMPLE / "tests" / "__pycache__", ignore_errors=True)
+
+
+@pytest.mark.skipif(shutil.which("clinbench") is None, reason="console script not installed")
+def test_a_module_spec_works_with_the_console_script_from_the_working_directory(tmp_path):
+    (tmp_path / "my_agents.py").write_text(
+        "from clinbench.agents import Agent\n\n"
+        "class FirstValid(Agent):\n"
+        "    name = 'first_valid'\n"
+        "    description = 'the first valid macro-action'\n\n"
+        "    def act(self, obs):\n"
+        "        return self.macros.to_action(int(self.macros.mask(obs).argmax()), obs)\n"
+    )
+    done = subprocess.run(
+        ["clinbench", "run", "--agent", "my_agents:FirstValid", "--task", "easy_bench", "--seed", "3", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["agent"] == "first_valid"

@@ -47,6 +47,34 @@ def test_same_cell_twice_gives_identical_numbers(name):
     assert [p.episodes_seen for p in first.curve] == [0, 3]
 
 
+TRAIN_AND_DIGEST = f"""
+import hashlib, numpy as np, clinbench
+from clinbench.agents import AgentContext, make_agent
+from clinbench.protocol import training_env_factory
+agent = make_agent("ppo", AgentContext.for_task({EASY!r}), **{TINY!r})
+agent.train(training_env_factory({EASY!r}), 3, np.random.default_rng(7))
+h = hashlib.sha256()
+for p in agent.model.policy.parameters():
+    h.update(p.detach().numpy().tobytes())
+print(h.hexdigest())
+"""
+
+
+@needs_sb3
+def test_training_gives_the_same_weights_in_another_process():
+    import subprocess
+    import sys
+
+    runs = [
+        subprocess.run([sys.executable, "-c", TRAIN_AND_DIGEST], capture_output=True, text=True, timeout=300, check=False)
+        for _ in range(2)
+    ]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    scope: dict = {}
+    exec(compile(TRAIN_AND_DIGEST.replace("print(h.hexdigest())", "digest = h.hexdigest()"), "<digest>", "exec"), scope)
+    assert runs[0].stdout.strip() == runs[1].stdout.strip() == scope["digest"]
+
+
 @needs_sb3
 def test_the_budget_is_exactly_the_protocols_in_environment_steps():
     agent = registry.make_agent("ppo", registry_context(), **TINY)
@@ -70,8 +98,18 @@ def test_maskable_ppo_never_plays_a_masked_action_and_the_extra_is_in_the_cell_c
 
     agent = registry.make_agent("maskable_ppo", registry_context(), **TINY)
     agent.train(training_env_factory(EASY), 2, np.random.default_rng(1))
+    chosen: list[bool] = []
+    real_to_action = agent.macros.to_action
+
+    def to_action(k, obs):
+        chosen.append(bool(agent.macros.mask(obs)[k]))
+        return real_to_action(k, obs)
+
+    agent.macros.to_action = to_action
     env = make(EASY)
     episode = play_episode(env, agent, 3, agent_seed=4, record=True)
+    assert episode.steps > 1 and len(chosen) == episode.steps
+    assert all(chosen)
     assert all(step["error"] in (None, "") for step in episode.steps_log)
     code = agent_entry("maskable_ppo").code
     assert "stable-baselines3==" in code and "sb3-contrib==" in code and "torch==" in code

@@ -52,11 +52,10 @@ SINGLE_COLUMN, DOUBLE_COLUMN = 3.5, 7.16
 
 
 def agent_colors(agents: list[str]) -> dict[str, str]:
-    """A fixed colour per agent (registry order; unknown names follow)."""
-    from clinbench.agents.registry import agent_names
-
-    order = agent_names() + [a for a in agents if a not in agent_names()]
-    return {a: OKABE_ITO[order.index(a) % len(OKABE_ITO)] for a in agents}
+    """A colour per agent, by its place in the report's agent order: the same results
+    give the same charts whatever agents or extras are installed where they are drawn
+    (eight distinct colours; a ninth agent repeats the first)."""
+    return {a: OKABE_ITO[i % len(OKABE_ITO)] for i, a in enumerate(agents)}
 
 
 @contextmanager

@@ -1,9 +1,10 @@
 """``clinbench run``: play one episode and show it day by day.
 
-The episode is the sweep's: the agent is built from the task's public context, trained
-(if asked) on the training worlds of the cell's stream for this seed, and reset with the
-acting seed the sweep would give it for world ``seed``; so its score is the one the
-sweep and the tests see for the same agent, task and seed.
+The episode follows the sweep's contract and streams: the agent is built from the
+task's public context, trained (if asked) on the training worlds of the sweep's stream
+for cell seed ``seed``, and reset with ``acting_seed(seed, agent, task, seed)``, the
+seed a cell of seed ``seed`` would give it for world ``seed``. (A sweep cell plays the
+evaluation worlds drawn from its seed, not world ``seed`` itself.)
 """
 
 from __future__ import annotations
