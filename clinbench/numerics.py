@@ -37,6 +37,15 @@ def _cpu_has_avx2_fma() -> bool:
     return "avx2" in flags and "fma" in flags
 
 
+def pin_worker_environment() -> None:
+    """Put the pins in ``os.environ`` for worker processes started from now on, even if
+    this process loaded numpy before clinbench (its own kernel is then fixed already)."""
+    if platform.machine().lower() in ("x86_64", "amd64") and _cpu_has_avx2_fma():
+        os.environ.setdefault("OPENBLAS_CORETYPE", PINNED_KERNEL)
+        os.environ.setdefault("ATEN_CPU_CAPABILITY", PINNED_TORCH.lower())
+        os.environ.setdefault("MKL_CBWR", PINNED_TORCH)
+
+
 def pin_blas_kernel() -> None:
     """Set ``OPENBLAS_CORETYPE``, ``ATEN_CPU_CAPABILITY`` and ``MKL_CBWR`` (each unless
     already set) on x86-64 CPUs that can run the pinned kernels."""

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+import clinbench  # noqa: F401, I001 - first: it pins the BLAS kernel before numpy loads
 import numpy as np
 import pandas as pd
 from scipy import stats

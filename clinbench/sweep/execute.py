@@ -31,7 +31,7 @@ from rich.progress import (
 )
 
 from clinbench.config import ConfigError, SweepConfig
-from clinbench.numerics import PINNED_KERNEL, blas_kernel
+from clinbench.numerics import PINNED_KERNEL, blas_kernel, pin_worker_environment
 from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
 from clinbench.sweep.provenance import config_hash, manifest
 from clinbench.sweep.store import CorruptCell, cell_path, read_cell, remove_stale_temps, write_json_atomic
@@ -143,11 +143,12 @@ def run_sweep(
     if stale:
         console.print(f"removed {len(stale)} temporary file(s) left by an interrupted sweep")
     kernel = blas_kernel()
-    if kernel not in (None, PINNED_KERNEL) and os.environ.get("OPENBLAS_CORETYPE") is None:
+    pin_worker_environment()  # workers get the pinned kernels whatever this process loaded
+    if kernel not in (None, PINNED_KERNEL) and cfg.launcher.backend == "sequential":
         console.print(
-            f"[yellow]warning:[/] OpenBLAS runs its {kernel} kernel, not {PINNED_KERNEL}: learning agents "
-            "may not reproduce the canonical numbers (import clinbench before numpy, or set "
-            f"OPENBLAS_CORETYPE={PINNED_KERNEL}; clinbench/numerics.py)"
+            f"[yellow]warning:[/] OpenBLAS runs its {kernel} kernel, not {PINNED_KERNEL}, in this process, "
+            "which computes the cells (backend sequential): learning agents may not reproduce the canonical "
+            f"numbers (import clinbench before numpy, or set OPENBLAS_CORETYPE={PINNED_KERNEL}; clinbench/numerics.py)"
         )
     cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
     for message in corrupt:
@@ -199,6 +200,12 @@ def run_sweep(
                         stream.close()
 
     ordered = [records[h] for h in hashes if h in records]
+    other = sorted({r.get("blas_kernel") for r in ordered if r.get("blas_kernel") not in (None, PINNED_KERNEL)})
+    if other:
+        console.print(
+            f"[yellow]warning:[/] some cells ran with OpenBLAS kernel(s) {', '.join(other)}, not {PINNED_KERNEL} "
+            "(each cell file records its 'blas_kernel'; docs/scaling.md says how to pin it on workers)"
+        )
     outcome.outputs = write_tidy(ordered, cfg.results)
     outcome.wall_seconds = time.perf_counter() - t0
     resolved = OmegaConf.to_yaml(OmegaConf.create(cfg.raw))
