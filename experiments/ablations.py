@@ -15,7 +15,9 @@ import os
 import sys
 from pathlib import Path
 
-import clinbench  # noqa: F401, I001 - first: it pins the BLAS kernel before numpy loads
+import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F401
+
+# isort: split
 import numpy as np
 import pandas as pd
 from scipy import stats

@@ -11,8 +11,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import agent_entries, agent_entry, make_agent
 from clinbench.agents.core.rollout import collect_group
+from clinbench.agents.registry import agent_entries, agent_entry, make_agent
 from clinbench.env import make
 from clinbench.protocol import Protocol, run_cell, training_env_factory
 

@@ -34,7 +34,13 @@ from clinbench.config import ConfigError, SweepConfig
 from clinbench.numerics import PINNED_KERNEL, blas_kernel, pin_worker_environment
 from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
 from clinbench.sweep.provenance import config_hash, manifest
-from clinbench.sweep.store import CorruptCell, cell_path, read_cell, remove_stale_temps, write_json_atomic
+from clinbench.sweep.store import (
+    CorruptCell,
+    cell_path,
+    read_cell,
+    remove_stale_temps,
+    write_json_atomic,
+)
 from clinbench.sweep.tidy import write_tidy
 
 
