@@ -111,6 +111,14 @@ def test_backend_flag_selects_the_launcher_file():
 
 @pytest.mark.parametrize("preset", available("preset"))
 def test_every_preset_composes_and_validates(preset):
+    from clinbench.agents.registry import agent_entries
+
+    unavailable = {e.name: e.unavailable for e in agent_entries() if e.unavailable}
+    selected = conf_file("preset", f"{preset}.yaml").get("agents") or []
+    if missing := [a for a in selected if a in unavailable]:  # e.g. canonical without the sb3 extra
+        with pytest.raises(ConfigError, match="unavailable"):
+            load([f"preset={preset}"])
+        pytest.skip(f"preset {preset} needs {missing}: {unavailable[missing[0]]}")
     cfg = load([f"preset={preset}"])
     assert cfg.protocol.seeds and cfg.protocol.eval_episodes >= 1
     assert expand(cfg), "the grid of a preset is never empty"
