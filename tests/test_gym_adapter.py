@@ -20,11 +20,14 @@ from gymnasium.utils.env_checker import check_env
 import clinbench
 import clinbench.env
 import clinbench.numerics
-from clinbench.env import env_ids, make, register_gym_envs
+from clinbench.env import env_ids, make, register_gym_envs, spec
 from clinbench.env.gym_adapter import ENTRY_POINT, MacroGymEnv, gym_id
 
 GYM_IDS = register_gym_envs()
-EASY = "clinbench/Recruitment-easy_bench-v1"
+# Ids come from the task specs (their version included), so a version bump needs no edit.
+EASY = gym_id("recruitment/easy_bench")
+MEDIUM = gym_id("recruitment/medium_bench")
+HARD = gym_id("recruitment/hard_bench")
 
 
 def _no_stop(mask: np.ndarray) -> np.ndarray:
@@ -44,14 +47,25 @@ def _greedy(mask: np.ndarray, names: tuple[str, ...]) -> int:
 
 def test_registers_one_id_per_task_without_time_limit():
     tasks = ("easy_bench", "medium_bench", "hard_bench")
-    expected = {f"clinbench/Recruitment-{t}-v1" for t in tasks}
-    assert expected <= set(GYM_IDS)
+    assert {f"recruitment/{t}" for t in tasks} <= set(env_ids())
     assert GYM_IDS == [gym_id(e) for e in env_ids()]
+    assert len(set(GYM_IDS)) == len(GYM_IDS)
     for gid, env_id in zip(GYM_IDS, env_ids(), strict=True):
-        spec = gym.spec(gid)
-        assert spec.entry_point == ENTRY_POINT
-        assert spec.kwargs == {"env_id": env_id}
-        assert spec.max_episode_steps is None
+        native = spec(env_id)
+        family = native.env.title().replace("_", "")
+        assert gid == f"clinbench/{family}-{native.task}-v{native.version}"
+        gspec = gym.spec(gid)
+        assert gspec.entry_point == ENTRY_POINT
+        assert gspec.kwargs == {"env_id": env_id}
+        assert gspec.max_episode_steps is None
+        assert gspec.version == native.version
+        # only the current version of a task is registered (older ids are gone)
+        same_name = [
+            i
+            for i, s in gym.registry.items()
+            if (s.namespace, s.name) == (gspec.namespace, gspec.name)
+        ]
+        assert same_name == [gid]
 
 
 def test_registration_is_idempotent():
@@ -82,6 +96,11 @@ def test_spaces_masks_and_rewards_match_the_native_env(gid):
     macros = native.macro_space
     assert env.observation_space == gym.spaces.Box(0, 1, (macros.n_features,), np.float32)
     assert env.action_space == gym.spaces.Discrete(macros.n)
+    # Sizes follow the task's sites: 18 head features and 6 per site; 3 funnel macros,
+    # 3 global strategies, focus and negotiate per site, plan/summarize/retrieve/stop.
+    n_sites = native.params.n_sites
+    assert macros.n_features == 18 + 6 * n_sites
+    assert macros.n == 10 + 2 * n_sites
 
     env.action_space.seed(7)
     feats, info = env.reset(seed=11)
@@ -95,6 +114,7 @@ def test_spaces_masks_and_rewards_match_the_native_env(gid):
         k = int(env.action_space.sample(mask=_no_stop(info["action_mask"])))
         feats, reward, terminated, truncated, info = env.step(k)
         obs, native_reward, _, _, native_info = native.step(macros.to_action(k, obs))
+        assert info["error"] is None, (macros.names[k], info["error"])  # unmasked: accepted
         assert reward == native_reward
         assert truncated is False
     assert info["score"] == native_info["score"]
@@ -102,7 +122,7 @@ def test_spaces_masks_and_rewards_match_the_native_env(gid):
 
 
 def test_return_over_an_episode_equals_the_score():
-    env = gym.make("clinbench/Recruitment-medium_bench-v1")
+    env = gym.make(MEDIUM)
     names = env.unwrapped.macro_space.names
     _, info = env.reset(seed=3)
     total, terminated, steps = 0.0, False, 0
@@ -132,9 +152,77 @@ def test_a_masked_out_macro_is_played_as_an_invalid_action():
     assert env.unwrapped.native.day == 1  # but the day was spent
 
 
+def test_amendment_masks_follow_the_amendment_rules():
+    """relax/tighten are protocol amendments: a fee, one under review at a time, a delay
+    before the criteria change and at most ``max_amendments`` per episode."""
+    env = gym.make(EASY).unwrapped
+    macros, params = env.macro_space, env.native.params
+    relax, tighten = macros.names.index("relax_criteria"), macros.names.index("tighten_criteria")
+    plan = macros.names.index("plan")
+    level = macros.feature_names.index("criteria_level")
+    budget = macros.feature_names.index("budget_fraction")
+    fee = params.strategy_cost * params.amendment_cost_multiplier
+    lo, hi = params.amendment_delay
+    assert params.max_amendments >= 2
+    feats, info = env.reset(seed=4)
+    assert feats[level] == 0.5 and info["action_mask"][[relax, tighten]].tolist() == [1, 1]
+    # relax, then tighten back, ... until no amendment is left
+    for n in range(params.max_amendments):
+        k, other = (relax, tighten) if n % 2 == 0 else (tighten, relax)
+        before = feats
+        feats, _, _, _, info = env.step(k)
+        assert info["error"] is None
+        assert before[budget] - feats[budget] == pytest.approx(fee / params.budget, abs=1e-6)
+        assert feats[level] == before[level]  # not in force before approval
+        days = 1
+        while feats[level] == before[level]:
+            # under review: neither amendment may be filed; a masked one played is refused
+            assert info["action_mask"][[relax, tighten]].tolist() == [0, 0]
+            if days == 1:
+                feats, _, _, _, info = env.step(other)
+                assert info["error"] == "amendment_pending"
+            else:
+                feats, _, _, _, info = env.step(plan)
+            days += 1
+        assert lo <= days <= hi
+        assert feats[level] == (1.0 if k == relax else 0.5)
+        left = params.max_amendments - n - 1
+        mask = info["action_mask"]
+        assert mask[relax] == (left > 0 and feats[level] != 1.0)  # not relaxed twice
+        assert mask[tighten] == (left > 0 and feats[level] != 0.0)
+    _, _, _, _, info = env.step(relax if feats[level] != 1.0 else tighten)
+    assert info["error"] == "amendment_limit_reached"
+
+
+def test_sites_not_yet_opened_show_as_closed():
+    env = gym.make(HARD)
+    native = make(gym.spec(HARD).kwargs["env_id"])
+    macros, params = native.macro_space, native.params
+    names = macros.feature_names
+    open_k = [names.index(f"site_{chr(ord('A') + s)}_open") for s in range(params.n_sites)]
+    plan = macros.names.index("plan")
+    feats, _ = env.reset(seed=1)
+    obs, _ = native.reset(seed=1)
+    assert any(site.active for site in obs.sites)  # the first site opens on day 0
+    late = set()
+    for _ in range(params.activation_span + 1):
+        for s, site in enumerate(obs.sites):
+            if not site.active:
+                late.add(s)
+                assert feats[open_k[s]] == 0.0
+            else:
+                free = site.capacity_remaining > 0 and not site.under_audit
+                assert feats[open_k[s]] == float(free)
+        feats, _, _, _, _ = env.step(plan)
+        obs = native.step(macros.to_action(plan, obs))[0]
+    assert late and all(site.active for site in obs.sites)
+    # a site that opened late, with a free slot and no audit, now shows as open
+    assert any(feats[open_k[s]] == 1.0 for s in late)
+
+
 @pytest.mark.parametrize("wrapped", [False, True], ids=["unwrapped", "gym.make"])
 def test_pickle_round_trip_mid_episode(wrapped):
-    made = gym.make("clinbench/Recruitment-hard_bench-v1")
+    made = gym.make(HARD)
     env = made if wrapped else made.unwrapped
     env.action_space.seed(5)
     _, info = env.reset(seed=8)
@@ -179,7 +267,7 @@ def test_overrides_reach_the_native_env_and_bad_arguments_are_refused():
 def test_import_clinbench_alone_registers_the_ids_for_gymnasiums_module_form():
     code = (
         "import sys, gymnasium as gym\n"
-        "env = gym.make('clinbench:clinbench/Recruitment-easy_bench-v1')\n"
+        f"env = gym.make('clinbench:{EASY}')\n"
         "feats, info = env.reset(seed=0)\n"
         "assert feats.shape == env.observation_space.shape\n"
         "assert 'clinbench.env' in sys.modules\n"

@@ -1,8 +1,15 @@
-"""Frozen trajectories: optimisations of the adapter and the macro space change nothing.
+"""Frozen trajectories: refactors and optimisations of the adapter and macro space change nothing.
 
-The digests below were computed with the code *before* the speed work (features, mask,
-``to_action`` and the native step as committed in 1777955). The committed results depend
-on these values, so any change to them is a change of the benchmark, not a speed-up.
+The digests below were frozen from the task-version-2 code; a change to these digests means a
+change to the task, which needs a version bump. They were produced by ``trajectory_digest``
+(this module) on the working tree over commit 8d1623c with the move to
+``TASK_VERSION = 2`` (sites opening over time, home sites, follow-up completions,
+protocol amendments): ``python tests/test_gym_frozen.py`` prints them. Each is the sha256
+of 400 steps of seeded random valid play (``stop`` excluded, worlds of seeds 0, 1, ...):
+the float64 features and bool mask of every observation, every concrete action, reward,
+flags, error, outcome and final score. The features are hashed as raw float64 bytes, so
+one feature value off by one ulp changes the digest (checked below). Re-freeze only
+together with a task version bump.
 """
 
 from __future__ import annotations
@@ -12,13 +19,15 @@ import hashlib
 import numpy as np
 import pytest
 
-from clinbench.env import env_ids, make
+from clinbench.env import env_ids, make, spec
 
-#: Pre-optimisation digests (code of commit 1777955), per task.
+#: The task version the digests were frozen for.
+FROZEN_VERSION = 2
+#: Digests of the task-version-2 code, per task.
 FROZEN = {
-    "recruitment/easy_bench": "0d5643c87278d353be6b8bceb4999edafb0c2ddcfd32f057b3c63c20abec86ca",
-    "recruitment/medium_bench": "3c8ea2b0a202e479cc48d78af730ace9592ab0ee8d35ffd20ebabd5e51154d8e",
-    "recruitment/hard_bench": "43be9f597a82065ba5bcdd2278c0c7eb2bdcb1dd08f5fdbfa05ee79c10ebc8d4",
+    "recruitment/easy_bench": "5520d10c53bbe533d260988911376b82e33d675e1c00773ca22b940bd3e795dd",
+    "recruitment/medium_bench": "e2da98d1006e4f90666dabf3f8823e2712a1f0d6e0354539265b239431064bf4",
+    "recruitment/hard_bench": "0bcb4d797f0a5662569d5206516b61e0e66cf50a3e527c64d449df3adec1921d",
 }
 STEPS = 400
 
@@ -51,8 +60,32 @@ def trajectory_digest(env_id: str, steps: int = STEPS) -> str:
 
 
 @pytest.mark.parametrize("env_id", env_ids())
-def test_trajectories_match_the_pre_optimisation_digest(env_id):
+def test_trajectories_match_the_frozen_digest(env_id):
+    version = spec(env_id).version
+    assert version == FROZEN_VERSION, (
+        f"{env_id} is task version {version}, the digests are of version {FROZEN_VERSION}:"
+        " re-freeze them (python tests/test_gym_frozen.py) with the version bump"
+    )
+    assert env_id in FROZEN, f"no frozen digest for {env_id}"
     assert trajectory_digest(env_id) == FROZEN[env_id]
+
+
+@pytest.mark.parametrize("env_id", env_ids())
+def test_one_feature_value_off_by_one_ulp_changes_the_digest(env_id, monkeypatch):
+    macros_type = type(make(env_id).macro_space)
+    features = macros_type.features
+    calls = [0]
+
+    def nudged(self, obs, *args, **kwargs):
+        out = features(self, obs, *args, **kwargs)
+        calls[0] += 1
+        if calls[0] == STEPS // 2:  # one value, once, mid-trajectory
+            out[0] = np.nextafter(out[0], np.inf)
+        return out
+
+    monkeypatch.setattr(macros_type, "features", nudged)
+    assert trajectory_digest(env_id) != FROZEN[env_id]
+    assert calls[0] == STEPS
 
 
 def test_the_simulator_sets_exactly_the_observation_fields():
@@ -66,3 +99,8 @@ def test_the_simulator_sets_exactly_the_observation_fields():
     assert set(obs.__dict__) == names
     obs = env.step(env.macro_space.to_action(0, obs))[0]
     assert set(obs.__dict__) == names
+
+
+if __name__ == "__main__":  # print the digests of the current code (to re-freeze them)
+    for env_id in env_ids():
+        print(f"    {env_id!r}: {trajectory_digest(env_id)!r},")

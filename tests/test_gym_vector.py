@@ -9,12 +9,14 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import clinbench  # noqa: F401  (registers the ids)
-from clinbench.env.gym_adapter import VECTOR_ENTRY_POINT, MacroGymEnv, register_gym_envs
+from clinbench.env.gym_adapter import VECTOR_ENTRY_POINT, MacroGymEnv, gym_id, register_gym_envs
 from clinbench.env.gym_vector import MacroVectorEnv
 
 GYM_IDS = register_gym_envs()
-HARD = "clinbench/Recruitment-hard_bench-v1"
-SHORT = {"horizon": 20}  # short episodes so every sub-env autoresets several times
+HARD = gym_id("recruitment/hard_bench")  # from the task spec, version included
+# Short episodes so every sub-env autoresets several times; the sites still open on
+# staggered days (activation_span may not exceed the horizon).
+SHORT = {"horizon": 20, "activation_span": 10}
 N = 3
 MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 

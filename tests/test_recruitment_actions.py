@@ -1,8 +1,12 @@
-"""The action interface of the recruitment simulator (spec sections 2 and 4).
+"""The action interface of the recruitment simulator (spec sections 2, 4 and 11).
 
 Every error code is produced by some action and such an action takes the day, costs
 nothing and changes nothing; malformed action types are programming errors; stopping,
 consent windows and memory behave as documented.
+
+No patient is present on day 0 (task version 2): situations that need one first let a
+few days pass with a do-nothing action until somebody has arrived, and allocate to a
+patient's home site (open, since the patient came through it) unless they test a site.
 """
 
 from __future__ import annotations
@@ -27,20 +31,30 @@ from clinbench.env.recruitment.observation import (
 )
 from clinbench.env.recruitment.simulator import TOKEN_COSTS
 from clinbench.env.recruitment.tasks import EVENT_TYPES
-from clinbench.env.recruitment.world import patient_id
+from clinbench.env.recruitment.world import patient_id, site_id
 
 SEED = 4
+#: The agents' own seed (never the world seed: spec section 11, "Isolation").
+AGENT_SEED = 10_004
 #: Takes the day and nothing else: the patient id cannot name anybody.
 PASS = Action(ActionType.SCREEN_PATIENT, patient_id="P-0")
 PLAN = Action(ActionType.PLAN_NEXT_PHASE, target_phase="screening")
+RELAX = Action(ActionType.ADJUST_STRATEGY, strategy_change="relax_criteria")
+TIGHTEN = Action(ActionType.ADJUST_STRATEGY, strategy_change="tighten_criteria")
 TOKEN_FIELDS = ("token_usage_so_far",)
 
 
 # ---------------------------------------------------------------- helpers
-def fresh(task: str = "easy_bench", **overrides):
+def fresh(task: str = "easy_bench", arrived: int = 1, **overrides):
+    """Seed ``SEED`` of ``task``, after as many do-nothing days as it takes for
+    ``arrived`` patients to wait for screening (nobody is there on day 0)."""
     env = make(f"recruitment/{task}", **overrides)
     obs, _ = env.reset(seed=SEED)
-    return env, obs
+    for _ in range(60):
+        if obs.funnel.available >= arrived:
+            return env, obs
+        obs, *_ = env.step(PASS)
+    raise AssertionError(f"fewer than {arrived} arrivals within 60 days")
 
 
 def state_of(obs, i: int) -> int:
@@ -52,28 +66,48 @@ def screen(i: int) -> Action:
 
 
 def screen_until(env, obs, outcome: str, max_days: int = 60):
-    """Screen the best arrival each day until a screening ends in ``outcome``."""
+    """Screen the best arrival each day (wait while nobody is there) until a screening
+    ends in ``outcome``."""
     for _ in range(max_days):
         i = best_screen_candidate(obs)
-        obs, _, _, _, info = env.step(screen(i))
-        if info["outcome"] == outcome:
+        obs, _, _, _, info = env.step(screen(i) if i >= 0 else PASS)
+        if i >= 0 and info["outcome"] == outcome:
             return obs, i
     raise AssertionError(f"no screening ended in {outcome!r} within {max_days} days")
 
 
-def allocate(i: int, site: str | None = "site_A") -> Action:
+def allocate(i: int, site: str | None) -> Action:
     return Action(ActionType.ALLOCATE_TO_SITE, patient_id=patient_id(i), site_id=site)
 
 
+def home(obs, i: int) -> str:
+    """The id of the site patient ``i`` came through (open: they arrived through it)."""
+    s = obs.home_site(i)
+    assert s >= 0 and obs.sites[s].active
+    return site_id(s)
+
+
 def enrol_one(env, obs):
-    """Screen and allocate to site A until somebody is enrolled."""
+    """Screen and allocate to the home site until somebody is enrolled."""
     for _ in range(40):
         obs, i = screen_until(env, obs, "consented")
         while state_of(obs, i) == CONSENTED:
-            obs, _, _, _, info = env.step(allocate(i))
+            obs, _, _, _, info = env.step(allocate(i, home(obs, i)))
             if info["outcome"] == "enrolled":
                 return obs, i
     raise AssertionError("nobody enrolled")
+
+
+def approve(env, obs, amendment: Action):
+    """File a protocol amendment and wait (doing nothing) until it is approved."""
+    name = amendment.strategy_change
+    obs, _, _, _, info = env.step(amendment)
+    assert info["error"] is None and obs.pending_amendment == name
+    for _ in range(env.params.amendment_delay[1] + 1):
+        if obs.pending_amendment is None:
+            return obs
+        obs, *_ = env.step(PASS)
+    raise AssertionError(f"{name} not approved within its longest delay")
 
 
 def without(d: dict, keys=TOKEN_FIELDS) -> dict:
@@ -91,8 +125,8 @@ def _missing_patient_id():
 
 
 def _patient_not_found():
-    env, obs = fresh()  # 200 patients: P-1000 .. P-1199
-    return env, obs, allocate(200)
+    env, obs = fresh()  # ids run from P-1000 to P-(1000 + pool_size - 1)
+    return env, obs, allocate(env.params.pool_size, "site_A")
 
 
 def _patient_not_arrived():
@@ -116,22 +150,22 @@ def _not_a_recontact_candidate():
 def _not_consented():
     env, obs = fresh()
     obs, i = screen_until(env, obs, "eligible")
-    return env, obs, allocate(i)
+    return env, obs, allocate(i, home(obs, i))
 
 
 def _already_enrolled():
     env, obs = fresh()
     obs, i = enrol_one(env, obs)
-    return env, obs, allocate(i)
+    return env, obs, allocate(i, home(obs, i))
 
 
 def _patient_dropped():
     # every allocation fails (huge wait penalty) and loses the patient
     env, obs = fresh(loss_on_failed_allocation=1.0, wait_penalty=1e6)
     obs, i = screen_until(env, obs, "consented")
-    obs, _, _, _, info = env.step(allocate(i))
+    obs, _, _, _, info = env.step(allocate(i, home(obs, i)))
     assert info["outcome"] == "lost"
-    return env, obs, allocate(i)
+    return env, obs, allocate(i, home(obs, i))
 
 
 def _missing_site_id():
@@ -141,35 +175,51 @@ def _missing_site_id():
 
 
 def _site_not_found():
-    env, obs = fresh("hard_bench")  # five sites: A .. E
+    env, obs = fresh("hard_bench")
     obs, i = screen_until(env, obs, "consented")
-    return env, obs, allocate(i, "site_F")
+    beyond = site_id(env.params.n_sites)  # the letter after the last site's
+    assert beyond not in obs.site_performance
+    return env, obs, allocate(i, beyond)
+
+
+def _site_not_active():
+    # sites open over four months: one is still closed when somebody has consented
+    env, obs = fresh("medium_bench", activation_span=120, event_rates={})
+    obs, i = screen_until(env, obs, "consented")
+    closed = [s for s, site in enumerate(obs.sites) if not site.active]
+    assert closed
+    assert env.world.activation_day[closed[0]] > obs.timestamp  # it opens later
+    assert obs.sites[closed[0]].capacity_remaining > 0  # the only reason is the status
+    return env, obs, allocate(i, site_id(closed[0]))
 
 
 def _site_at_capacity():
     env, obs = fresh(site_capacity=1, event_rates={})
-    obs, _ = enrol_one(env, obs)
+    obs, first = enrol_one(env, obs)
+    full = obs.home_site(first)
     obs, i = screen_until(env, obs, "consented")
-    assert obs.sites[0].capacity_remaining == 0
-    return env, obs, allocate(i)
+    assert obs.sites[full].capacity_remaining == 0 and obs.sites[full].active
+    return env, obs, allocate(i, site_id(full))
 
 
 def _site_under_audit():
-    env, obs = fresh(event_rates={"site_audit": 1.0})
+    env, obs = fresh(event_rates={"site_audit": 1.0}, activation_span=0)
     obs, i = screen_until(env, obs, "consented")
-    assert obs.sites[0].under_audit
-    return env, obs, allocate(i)
+    audited = [s for s, site in enumerate(obs.sites) if site.under_audit]
+    assert audited and obs.sites[audited[0]].active
+    return env, obs, allocate(i, site_id(audited[0]))
 
 
 def _insufficient_budget():
     env, obs = fresh(budget=100.0)
+    assert obs.costs.screen > obs.budget_remaining
     return env, obs, screen(int(obs.available_idx[0]))
 
 
 def _regulatory_hold_active():
     env, obs = fresh(event_rates={"regulatory_hold": 1.0})
     obs, *_ = env.step(PLAN)
-    assert obs.hold_active
+    assert obs.hold_active and obs.funnel.available
     return env, obs, screen(int(obs.available_idx[0]))
 
 
@@ -180,10 +230,26 @@ def _unknown_strategy():
 
 def _strategy_already_active():
     env, obs = fresh()
-    relax = Action(ActionType.ADJUST_STRATEGY, strategy_change="relax_criteria")
-    obs, _, _, _, info = env.step(relax)
-    assert info["error"] is None and obs.criteria == "relaxed"
-    return env, obs, relax
+    obs = approve(env, obs, RELAX)
+    assert obs.criteria == "relaxed" and obs.amendments_left > 0
+    return env, obs, RELAX
+
+
+def _amendment_pending():
+    env, obs = fresh()
+    obs, _, _, _, info = env.step(RELAX)
+    assert info["error"] is None and obs.pending_amendment == "relax_criteria"
+    assert obs.criteria == "normal" and obs.amendments_left > 0
+    return env, obs, TIGHTEN  # a level it could go to, but one amendment is under review
+
+
+def _amendment_limit_reached():
+    env, obs = fresh()
+    for k in range(env.params.max_amendments):  # relax, tighten, ... back to normal
+        obs = approve(env, obs, (RELAX, TIGHTEN)[k % 2])
+    assert obs.amendments_left == 0 and obs.pending_amendment is None
+    assert obs.criteria in ("normal", "relaxed")
+    return env, obs, TIGHTEN if obs.criteria == "relaxed" else RELAX
 
 
 def _invalid_target_phase():
@@ -208,6 +274,12 @@ def _memory_not_found():
     return env, obs, Action(ActionType.RETRIEVE_RELEVANT_HISTORY, memory_query="omega")
 
 
+def _invalid_argument():
+    env, obs = fresh()  # the best candidate, but in a numpy array (see test_recruitment_inputs)
+    pid = np.array([patient_id(best_screen_candidate(obs))])
+    return env, obs, Action(ActionType.SCREEN_PATIENT, patient_id=pid)
+
+
 SITUATIONS: dict[ErrorCode, Situation] = {
     ErrorCode.MISSING_PATIENT_ID: _missing_patient_id,
     ErrorCode.PATIENT_NOT_FOUND: _patient_not_found,
@@ -221,14 +293,18 @@ SITUATIONS: dict[ErrorCode, Situation] = {
     ErrorCode.SITE_NOT_FOUND: _site_not_found,
     ErrorCode.SITE_AT_CAPACITY: _site_at_capacity,
     ErrorCode.SITE_UNDER_AUDIT: _site_under_audit,
+    ErrorCode.SITE_NOT_ACTIVE: _site_not_active,
     ErrorCode.INSUFFICIENT_BUDGET: _insufficient_budget,
     ErrorCode.REGULATORY_HOLD_ACTIVE: _regulatory_hold_active,
     ErrorCode.UNKNOWN_STRATEGY: _unknown_strategy,
     ErrorCode.STRATEGY_ALREADY_ACTIVE: _strategy_already_active,
+    ErrorCode.AMENDMENT_PENDING: _amendment_pending,
+    ErrorCode.AMENDMENT_LIMIT_REACHED: _amendment_limit_reached,
     ErrorCode.INVALID_TARGET_PHASE: _invalid_target_phase,
     ErrorCode.MISSING_MEMORY_KEY: _missing_memory_key,
     ErrorCode.MISSING_MEMORY_QUERY: _missing_memory_query,
     ErrorCode.MEMORY_NOT_FOUND: _memory_not_found,
+    ErrorCode.INVALID_ARGUMENT: _invalid_argument,
 }
 
 
@@ -237,9 +313,11 @@ def test_every_error_code_has_a_situation():
 
 
 def test_the_pass_action_changes_only_the_day_and_tokens():
-    """``PASS`` is the do-nothing day the error tests compare with: in a world without
-    arrivals or events only the clock (and the token count) moves."""
-    env, obs = fresh(event_rates={}, initial_fraction=1.0)
+    """``PASS`` is the do-nothing day the error tests compare with: once every patient
+    of a small pool has arrived, with every site open and no events, only the clock
+    (and the token count) moves."""
+    env, obs = fresh(pool_size=5, site_rate_mean=5.0, activation_span=0, event_rates={}, arrived=5)
+    assert obs.funnel.not_arrived == 0 and all(site.active for site in obs.sites)
     day_fields = ("timestamp", "time_to_deadline_days", "token_usage_so_far")
     for _ in range(5):
         nxt, reward, _, _, info = env.step(PASS)
@@ -247,13 +325,14 @@ def test_the_pass_action_changes_only_the_day_and_tokens():
         assert reward == 0.0
         assert nxt.timestamp == obs.timestamp + 1
         assert without(nxt.to_dict(), day_fields) == without(obs.to_dict(), day_fields)
+        assert len(nxt.available_patients) == 5
         obs = nxt
 
 
 def assert_same_future(env, twin, obs, days: int = 30) -> None:
     """Both environments answer the same actions identically (outcome stream included)."""
     agent = make_agent("heuristic", AgentContext.of(env))
-    agent.reset(SEED)
+    agent.reset(AGENT_SEED)
     for _ in range(days):
         action = agent.act(obs)
         obs, r1, done, _, i1 = env.step(action)
@@ -339,13 +418,22 @@ def test_stepping_a_finished_or_unstarted_episode_raises():
 
 
 # ---------------------------------------------------------------- stop
+def ever_enrolled(obs) -> int:
+    """Patients ever enrolled: in follow-up, completed or dropped out."""
+    f = obs.funnel
+    return f.enrolled + f.completed + f.dropped_out
+
+
 def test_stop_fast_forwards_and_later_dropouts_still_count():
+    """A stop ends recruitment: the day jumps to the deadline in that one step, every
+    patient still in follow-up is followed to its end there (dropouts included), and E
+    counts the completers."""
     env = make("recruitment/hard_bench")
     p = env.params
     agent = make_agent("heuristic", AgentContext.of(env))
     for seed in range(30):
         obs, _ = env.reset(seed=seed)
-        agent.reset(seed)
+        agent.reset(AGENT_SEED + seed)
         total, done = 0.0, False
         while not done:
             action = agent.act(obs)
@@ -361,8 +449,13 @@ def test_stop_fast_forwards_and_later_dropouts_still_count():
         # the fast-forwarded days are no actions: the stop is the only token charge
         stop_tokens = TOKEN_COSTS[ActionType.STOP_RECRUITMENT]
         assert obs.token_usage_so_far == at_stop.token_usage_so_far + stop_tokens
-        assert info["net_enrolled"] == obs.enrolled_so_far
-        assert info["score_parts"]["enrolment"] == min(1.0, obs.enrolled_so_far / p.target)
+        assert obs.budget_remaining == at_stop.budget_remaining
+        # nobody is left in follow-up, nobody new was enrolled, E counts the completers
+        assert at_stop.funnel.enrolled > 0
+        assert obs.funnel.enrolled == 0
+        assert ever_enrolled(obs) == ever_enrolled(at_stop)
+        assert obs.enrolled_so_far == obs.funnel.completed == info["net_enrolled"]
+        assert info["score_parts"]["enrolment"] == min(1.0, obs.funnel.completed / p.target)
         assert total == pytest.approx(info["score"], abs=1e-9)
         if obs.enrolled_so_far < at_stop.enrolled_so_far:
             lost = at_stop.enrolled_so_far - obs.enrolled_so_far
@@ -391,7 +484,7 @@ def test_consent_lapses_after_the_window_and_allows_one_more_recontact():
             obs, *_ = env.step(PLAN)
         assert state_of(obs, i) == ELIGIBLE  # lapsed at the start of the next day
         assert {p["id"]: p for p in obs.recontact_candidates}[pid]["recontacts_left"] == 1
-        obs, _, _, _, info = env.step(allocate(i))
+        obs, _, _, _, info = env.step(allocate(i, home(obs, i)))
         assert info["error"] == ErrorCode.NOT_CONSENTED.value
         obs, _, _, _, info = env.step(recontact(i))
         assert info["error"] is None
@@ -423,7 +516,7 @@ def retrieved_keys(obs) -> list[str]:
 def test_summarize_stores_an_exact_snapshot_of_the_full_history():
     env, obs = fresh("medium_bench", event_rates={kind: 0.02 for kind in EVENT_TYPES})
     agent = make_agent("heuristic", AgentContext.of(env))
-    agent.reset(SEED)
+    agent.reset(AGENT_SEED)
     n = env.params.n_sites
     attempts, successes, events = [0] * n, [0] * n, {}
     for _ in range(60):  # longer than the 14-day window of the observation

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -19,25 +20,37 @@ import numpy as np
 import pytest
 
 from clinbench.agents.context import AgentContext
+from clinbench.agents.reference_planner import ReferencePlanner
 from clinbench.agents.registry import make_agent
 from clinbench.env import make
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent / "clinbench"
-#: (task, agent, seed): the random agent also writes and reads memory.
+#: (task, agent, seed): the random agent also writes and reads memory and files protocol
+#: amendments (their approval delay is drawn from the outcome stream); the heuristic
+#: stops early on hard; the reference planner reads the hidden world.
 CASES = (
     ("easy_bench", "heuristic", 3),
     ("medium_bench", "random", 8),
     ("hard_bench", "random", 5),
     ("hard_bench", "heuristic", 12),
+    ("medium_bench", "planner", 21),
 )
+#: Agents are reset with a seed of their own, never the world seed (spec section 11).
+AGENT_SEED_OFFSET = 10_000
+
+
+def build_agent(agent_name: str, env):
+    if agent_name == "planner":  # handed the hidden world through its own constructor
+        return ReferencePlanner(AgentContext.of(env), world=lambda: env.world)
+    return make_agent(agent_name, AgentContext.of(env))
 
 
 def trajectory(task: str, agent_name: str, seed: int) -> str:
     """Every observation, reward and info of one episode, as JSON text."""
     env = make(f"recruitment/{task}")
-    agent = make_agent(agent_name, AgentContext.of(env))
-    agent.reset(seed)
+    agent = build_agent(agent_name, env)
+    agent.reset(AGENT_SEED_OFFSET + seed)
     obs, info = env.reset(seed=seed)
     steps = [{"obs": obs.to_dict(), "info": info}]
     done = False
@@ -68,6 +81,43 @@ def digest() -> str:
 def test_same_seed_same_actions_same_trajectory():
     for case in CASES:
         assert trajectory(*case) == trajectory(*case)
+
+
+def test_the_cases_draw_on_every_random_mechanic():
+    """The cases above replay amendments, an early stop, site openings, follow-up that
+    ends in completion and in dropout, and a resolution of follow-up at the end."""
+    seen = set()
+    for case in CASES:
+        steps = json.loads(trajectory(*case))
+        for prev, step in itertools.pairwise(steps):
+            a = step["action"]
+            f0, f1 = prev["obs"]["current_funnel"], step["obs"]["current_funnel"]
+            if a.get("strategy_change") in ("relax_criteria", "tighten_criteria"):
+                seen.add("amendment filed" if step["info"]["error"] is None else "refused")
+            if prev["obs"]["pending_amendment"] and not step["obs"]["pending_amendment"]:
+                seen.add("amendment approved")
+            opened = sum(s["active"] for s in step["obs"]["site_performance"].values())
+            if opened > sum(s["active"] for s in prev["obs"]["site_performance"].values()):
+                seen.add("site opened")
+            if f1["completed"] > f0["completed"]:
+                seen.add("completed")
+            if f1["dropped_out"] > f0["dropped_out"]:
+                seen.add("dropped out")
+            if step["done"]:
+                seen.add(step["info"]["terminated_by"])
+                if f0["enrolled"] > 0:
+                    seen.add("follow-up resolved at the end")
+    expected = {
+        "amendment filed",
+        "amendment approved",
+        "site opened",
+        "completed",
+        "dropped out",
+        "stop",
+        "deadline",
+        "follow-up resolved at the end",
+    }
+    assert expected <= seen
 
 
 def test_trajectory_does_not_depend_on_what_ran_before():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -17,21 +18,25 @@ from hypothesis import strategies as st
 
 from clinbench.env import make
 from clinbench.env.recruitment import TASKS, Action, ActionType
-from clinbench.env.recruitment.actions import GLOBAL_STRATEGIES, PHASES
+from clinbench.env.recruitment.actions import GLOBAL_STRATEGIES, PHASES, ErrorCode
 from clinbench.env.recruitment.observation import (
     AVAILABLE,
+    COMPLETED,
     CONSENTED,
     DROPPED_OUT,
     ELIGIBLE,
+    ENROLLED,
     INELIGIBLE,
     LOST,
+    NOT_ARRIVED,
+    ROW_HOME,
     ROW_STATE,
     STATE_NAMES,
 )
-from clinbench.env.recruitment.simulator import TOKEN_COSTS
-from clinbench.env.recruitment.world import PATIENT_ID_OFFSET, patient_id
+from clinbench.env.recruitment.simulator import AMENDMENTS, TOKEN_COSTS
+from clinbench.env.recruitment.world import PATIENT_ID_OFFSET, SITE_LETTERS, World, patient_id
 
-FINAL_STATES = (INELIGIBLE, DROPPED_OUT, LOST)
+FINAL_STATES = (INELIGIBLE, DROPPED_OUT, LOST, COMPLETED)
 RAW_TYPES = [t for t in ActionType if t is not ActionType.STOP_RECRUITMENT]
 GARBAGE_TEXT = st.text(max_size=8)
 KEYS = st.sampled_from(["alpha", "beta", "site A", "day-3", "", "  "]) | GARBAGE_TEXT
@@ -75,15 +80,42 @@ raw_actions = st.builds(
 # Optionally aim a raw action at the k-th patient in some state (lost, enrolled, ...),
 # which garbage ids would rarely hit.
 aims = st.one_of(st.none(), st.tuples(st.integers(0, len(STATE_NAMES) - 1), st.integers(0, 50)))
+
+
+class AllocateAt(NamedTuple):
+    """A day that allocates the first consented patient to the k-th site, open or not."""
+
+    k: int
+
+
 # One day of the script: a funnel macro-action by name (so that patients move along),
-# an index into the valid macro-actions, or a raw action.
+# a protocol amendment, an index into the valid macro-actions, an allocation to any
+# site (open or not yet), or a raw action.
 FUNNEL = ("screen_best", "recontact_urgent", "allocate_urgent")
-days = st.one_of(st.sampled_from(FUNNEL), st.integers(0, 1000), st.tuples(raw_actions, aims))
+days = st.one_of(
+    st.sampled_from(FUNNEL),
+    st.sampled_from(sorted(AMENDMENTS)),
+    st.integers(0, 1000),
+    st.integers(0, 25).map(AllocateAt),
+    st.tuples(raw_actions, aims),
+    st.tuples(raw_actions, aims),  # twice as likely: most error codes come from these
+)
 overrides = st.fixed_dictionaries(
     {},
     optional={
         "budget": st.sampled_from([3_000.0, 15_000.0, 40_000.0]),
         "site_capacity": st.integers(0, 4),
+        # task version 2: site start-up and rates, follow-up, amendments
+        "activation_span": st.sampled_from([0, 60]),
+        "never_enrol_prob": st.sampled_from([0.0, 0.5]),
+        "site_rate_cv": st.sampled_from([0.0, 1.5]),
+        "followup_days": st.sampled_from([0, 1, 10]),
+        "dropout_base": st.sampled_from([0.0, 0.05]),
+        "amendment_delay": st.sampled_from([(0, 0), (1, 3)]),
+        "max_amendments": st.integers(0, 2),
+        "event_rates": st.sampled_from(
+            [{}, {"regulatory_hold": 0.2, "site_audit": 0.2, "capacity_cut": 0.2}]
+        ),
     },
 )
 
@@ -91,6 +123,15 @@ overrides = st.fixed_dictionaries(
 def choose(day, env, obs) -> Action:
     """The action of one scripted day (macro indices pick among the valid ones, no stop;
     a funnel macro-action that is not valid today falls back to the first valid one)."""
+    if isinstance(day, AllocateAt):
+        idx = obs.allocation_idx
+        return Action(
+            ActionType.ALLOCATE_TO_SITE,
+            patient_id=patient_id(int(idx[0])) if idx.size else None,
+            site_id=f"site_{SITE_LETTERS[day.k % env.params.n_sites]}",
+        )
+    if isinstance(day, str) and day in AMENDMENTS:
+        return Action(ActionType.ADJUST_STRATEGY, strategy_change=day)
     if isinstance(day, tuple):
         action, aim = day
         if aim is not None:
@@ -119,15 +160,27 @@ def expected_charge(prev, action: Action, info) -> float:
     if kind is ActionType.ALLOCATE_TO_SITE:
         return c.enrol if info["outcome"] == "enrolled" else 0.0
     if kind is ActionType.ADJUST_STRATEGY:
+        if action.strategy_change in AMENDMENTS:
+            return c.amendment
         return c.negotiate if action.strategy_change.startswith("negotiate_") else c.strategy
     return 0.0
 
 
 def ever_enrolled(obs) -> int:
-    return obs.funnel.enrolled + obs.funnel.dropped_out
+    """Patients ever enrolled: in follow-up, completed or dropped out."""
+    return obs.funnel.enrolled + obs.funnel.completed + obs.funnel.dropped_out
 
 
-def check_state(obs, params) -> None:
+def site_of(action: Action, params) -> int:
+    """The index of the site an action names, else -1."""
+    sid = action.site_id
+    if type(sid) is str and len(sid) == 6 and sid.startswith("site_"):
+        s = SITE_LETTERS.find(sid[5])
+        return s if 0 <= s < params.n_sites else -1
+    return -1
+
+
+def check_state(obs, params, world: World, terminal: bool) -> None:
     """Invariants of one observation."""
     assert 0.0 <= obs.budget_remaining <= obs.initial_budget
     f, n_states = obs.funnel, len(STATE_NAMES)
@@ -137,17 +190,31 @@ def check_state(obs, params) -> None:
     assert sum(f[:n_states]) == params.pool_size
     assert list(np.bincount(states, minlength=n_states)) == list(f[:n_states])
     # Every transition out of `available` is a screening, and no state leads back to
-    # `available` or `not_arrived` (lost and dropped-out patients were screened first);
-    # so each patient past them was screened exactly once:
-    #   screened == ineligible + eligible + consented + enrolled + dropped_out + lost
+    # `available` or `not_arrived` (lost, dropped-out and completed patients were
+    # screened first); so each patient past them was screened exactly once:
+    #   screened == ineligible + eligible + consented + enrolled + completed
+    #               + dropped_out + lost
     #            == pool_size - not_arrived - available
-    past = f.ineligible + f.eligible + f.consented + f.enrolled + f.dropped_out + f.lost
+    past = f.ineligible + f.eligible + f.consented + f.enrolled + f.completed
+    past += f.dropped_out + f.lost
     assert f.screened == past == params.pool_size - f.not_arrived - f.available
-    assert obs.enrolled_so_far == f.enrolled
-    assert sum(s.active_enrolled for s in obs.sites) == f.enrolled
-    assert f.enrolled + f.dropped_out <= sum(s.capacity_total for s in obs.sites)
-    for s in obs.sites:
-        assert 0 <= s.capacity_remaining <= s.capacity_total
+    # net enrolment: in follow-up plus completed; nobody is left in follow-up at the end
+    assert obs.enrolled_so_far == f.enrolled + f.completed
+    assert sum(s.active_enrolled for s in obs.sites) == f.enrolled + f.completed
+    if terminal:
+        assert f.enrolled == 0
+    assert ever_enrolled(obs) <= sum(s.capacity_total for s in obs.sites)
+    for s, site in enumerate(obs.sites):
+        assert 0 <= site.capacity_remaining <= site.capacity_total
+        if not terminal:  # a site shows open from its activation day on
+            assert site.active == (obs.timestamp >= world.activation_day[s])
+        if not site.active:  # nobody was ever allocated there
+            assert site.recent_attempts == site.active_enrolled == site.recent_dropouts == 0
+    # a patient's home site is shown from their arrival on, and it is an open site
+    homes, here = obs.patients[ROW_HOME], states != NOT_ARRIVED
+    assert np.all(homes[~here] == -1)
+    assert np.array_equal(homes[here], world.home_site[here])
+    assert all(obs.sites[h].active for h in np.unique(homes[here]).tolist())
     listed = params.max_listed
     for view, state, count in (
         (obs.available_patients, AVAILABLE, f.available),
@@ -160,6 +227,11 @@ def check_state(obs, params) -> None:
 
 def check_step(prev, action, obs, reward, terminated, truncated, info, params) -> None:
     """Invariants of one transition."""
+    s = site_of(action, params)
+    if action.action_type is ActionType.ALLOCATE_TO_SITE and s >= 0 and not prev.sites[s].active:
+        assert info["error"] is not None  # never an allocation at a site not yet open
+    if info["error"] == ErrorCode.SITE_NOT_ACTIVE.value:
+        assert s >= 0 and not prev.sites[s].active
     assert math.isfinite(reward)
     assert truncated is False
     if action.action_type is ActionType.STOP_RECRUITMENT:
@@ -190,8 +262,11 @@ def test_invariants_hold_under_any_action_sequence(task, seed, extra, script, st
     env = make(f"recruitment/{task}", **extra)
     params = env.params
     obs, _ = env.reset(seed=seed)
-    check_state(obs, params)
+    world = env.world
+    assert obs.funnel.not_arrived == params.pool_size  # nobody is there on day 0
+    check_state(obs, params, world, terminal=False)
     total, done, t = 0.0, False, 0
+    enrolled_on: dict[int, int] = {}  # patient -> day of their successful allocation
     while not done:
         if t == stop_day:
             action = Action(ActionType.STOP_RECRUITMENT)
@@ -200,8 +275,20 @@ def test_invariants_hold_under_any_action_sequence(task, seed, extra, script, st
         prev = obs
         obs, reward, done, truncated, info = env.step(action)
         check_step(prev, action, obs, reward, done, truncated, info, params)
-        check_state(obs, params)
+        check_state(obs, params, world, terminal=done)
+        if info["outcome"] == "enrolled":
+            enrolled_on[int(action.patient_id[2:]) - PATIENT_ID_OFFSET] = prev.timestamp
+        # every enrolment is in follow-up, completed or dropped out, and leaves follow-up
+        # within ``followup_days``
+        assert ever_enrolled(obs) == len(enrolled_on)
+        if enrolled_on:
+            who = np.fromiter(enrolled_on, dtype=np.int64)
+            since = obs.timestamp - np.fromiter(enrolled_on.values(), dtype=np.int64)
+            states = obs.patients[ROW_STATE, who]
+            assert np.all(np.isin(states, (ENROLLED, COMPLETED, DROPPED_OUT)))
+            assert not np.any((states == ENROLLED) & (since >= params.followup_days))
         total += reward
         t += 1
     assert total == pytest.approx(info["score"], abs=1e-9)
     assert 0.0 <= info["score"] <= 1.0
+    assert info["net_enrolled"] == obs.funnel.completed

@@ -1,7 +1,7 @@
 """clinbench environments: ``make("recruitment/<task>")`` and the shared interfaces.
 
 Importing this package also registers the Gymnasium ids
-(``clinbench/Recruitment-<task>-v1``, see :mod:`clinbench.env.gym_adapter`).
+(``clinbench/Recruitment-<task>-v<version>``, see :mod:`clinbench.env.gym_adapter`).
 """
 
 from clinbench.env.base import Env, EnvSpec, MacroSpace

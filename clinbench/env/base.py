@@ -88,7 +88,9 @@ class Env(ABC, Generic[ObsT, ActT]):
     ) -> tuple[ObsT, dict[str, Any]]: ...
 
     @abstractmethod
-    def step(self, action: ActT | dict[str, Any]) -> tuple[ObsT, float, bool, bool, dict[str, Any]]: ...
+    def step(
+        self, action: ActT | dict[str, Any]
+    ) -> tuple[ObsT, float, bool, bool, dict[str, Any]]: ...
 
 
 @dataclass

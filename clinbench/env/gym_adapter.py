@@ -1,9 +1,9 @@
 """Gymnasium view of any clinbench environment: feature vector in, macro-action index out.
 
 Importing :mod:`clinbench` registers the ids (or let Gymnasium import it:
-``gym.make("clinbench:clinbench/Recruitment-easy_bench-v1")``).
+``gym.make("clinbench:clinbench/Recruitment-easy_bench-v2")``).
 
-``gym.make("clinbench/Recruitment-easy_bench-v1")`` gives a :class:`MacroGymEnv` whose
+``gym.make("clinbench/Recruitment-easy_bench-v2")`` gives a :class:`MacroGymEnv` whose
 
 - observation is ``macro_space.features(obs)`` as a ``Box(0, 1, (n_features,), float32)``;
 - action is an index into the task's macro-actions (``Discrete(macro_space.n)``), turned
@@ -181,7 +181,7 @@ def _overrides_of(native: Env) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- registration
 def gym_id(env_id: str) -> str:
-    """``"recruitment/easy_bench"`` -> ``"clinbench/Recruitment-easy_bench-v1"``."""
+    """``"recruitment/easy_bench"`` -> ``"clinbench/Recruitment-easy_bench-v2"``."""
     s = spec(env_id)
     family = s.env.title().replace("_", "")
     return f"clinbench/{family}-{s.task}-v{s.version}"

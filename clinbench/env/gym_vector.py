@@ -131,7 +131,9 @@ class MacroVectorEnv(VectorEnv):
             if mode is AutoresetMode.DISABLED and self._autoreset_envs[i]:
                 raise RuntimeError(f"sub-env {i} is done: reset it (autoreset is disabled)")
             k = ks[i]
-            obs, reward, terminated, _, info = env.native.step(env.macro_space.to_action(k, env._obs))
+            obs, reward, terminated, _, info = env.native.step(
+                env.macro_space.to_action(k, env._obs)
+            )
             env._obs = obs
             env._played.append(k)
             rewards[i] = reward

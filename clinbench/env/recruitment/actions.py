@@ -45,14 +45,18 @@ class ErrorCode(str, Enum):
     SITE_NOT_FOUND = "site_not_found"
     SITE_AT_CAPACITY = "site_at_capacity"
     SITE_UNDER_AUDIT = "site_under_audit"
+    SITE_NOT_ACTIVE = "site_not_active"
     INSUFFICIENT_BUDGET = "insufficient_budget"
     REGULATORY_HOLD_ACTIVE = "regulatory_hold_active"
     UNKNOWN_STRATEGY = "unknown_strategy"
     STRATEGY_ALREADY_ACTIVE = "strategy_already_active"
+    AMENDMENT_PENDING = "amendment_pending"
+    AMENDMENT_LIMIT_REACHED = "amendment_limit_reached"
     INVALID_TARGET_PHASE = "invalid_target_phase"
     MISSING_MEMORY_KEY = "missing_memory_key"
     MISSING_MEMORY_QUERY = "missing_memory_query"
     MEMORY_NOT_FOUND = "memory_not_found"
+    INVALID_ARGUMENT = "invalid_argument"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +87,8 @@ class Action:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(
-                f"unknown action field(s) {sorted(unknown)}; valid: {list(cls.__dataclass_fields__)}"
+                f"unknown action field(s) {sorted(unknown)}; "
+                f"valid: {list(cls.__dataclass_fields__)}"
             )
         return cls(**data)
 

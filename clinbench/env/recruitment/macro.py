@@ -4,17 +4,25 @@ Each macro-action is a day's action with its arguments filled in from the
 observation by a fixed, documented rule, and has a validity mask computed from the
 observation alone. Masked-out macro-actions are never sampled by clinbench agents.
 
-| macro | action | argument rule | valid when |
-|---|---|---|---|
-| ``screen_best`` | screen_patient | best pre-screen: eligibility - 0.5 x dropout risk | arrivals waiting, no hold, affordable |
-| ``recontact_urgent`` | recontact | the eligible patient about to cool off (longest since contact within the cool-off), else the least cooled | candidates, affordable |
-| ``allocate_urgent`` | allocate_to_site | consented patient with the fewest consent days left, to the open site with the best optimistic conversion estimate | consented patients, an open site with capacity, affordable |
-| ``increase_outreach`` / ``relax_criteria`` / ``tighten_criteria`` | adjust_strategy | - | affordable (criteria: not already at that level; outreach again restarts its days) |
-| ``focus_site_<X>`` / ``negotiate_site_<X>`` | adjust_strategy | site X | affordable (focus: X not focused) |
-| ``plan`` | plan_next_phase | phase from the funnel | always |
-| ``summarize`` | summarize_and_index | key ``day-<t>`` | always |
-| ``retrieve`` | retrieve_relevant_history | the most recent key | memory not empty |
-| ``stop`` | stop_recruitment | - | always |
+Macro -> action: argument rule; valid when.
+
+- ``screen_best`` -> screen_patient: the best pre-screen (eligibility - 0.5 x dropout
+  risk); arrivals waiting, no hold, affordable.
+- ``recontact_urgent`` -> recontact: the eligible patient about to cool off (longest
+  since contact within the cool-off), else the least cooled; candidates, affordable.
+- ``allocate_urgent`` -> allocate_to_site: the consented patient with the fewest consent
+  days left, to the open site with the best optimistic conversion estimate (times
+  ``other_site_conversion`` for a site other than the home site); consented patients,
+  an opened site with capacity and no audit, affordable.
+- ``increase_outreach`` -> adjust_strategy; affordable (again restarts its days).
+- ``relax_criteria`` / ``tighten_criteria`` -> adjust_strategy (a protocol amendment);
+  fee affordable, none under review, amendments left, not already at that level.
+- ``focus_site_<X>`` / ``negotiate_site_<X>`` -> adjust_strategy at site X; affordable
+  (focus: X not focused).
+- ``plan`` -> plan_next_phase, phase from the funnel; always.
+- ``summarize`` -> summarize_and_index under key ``day-<t>``; always.
+- ``retrieve`` -> retrieve_relevant_history of the most recent key; memory not empty.
+- ``stop`` -> stop_recruitment; always.
 """
 
 from __future__ import annotations
@@ -46,12 +54,22 @@ def site_estimate(site: SiteView, wait_penalty: float) -> float:
     return conv / (1.0 + wait_penalty * site.wait_days)
 
 
-def best_open_site(obs: Observation, wait_penalty: float) -> int:
-    """Index of the open site (capacity, no audit) with the best estimate, else -1."""
+def is_open(site: SiteView) -> bool:
+    """A site takes allocations today: opened, a slot free, not under audit."""
+    return site.active and site.capacity_remaining > 0 and not site.under_audit
+
+
+def best_open_site(obs: Observation, params: TaskParams, patient: int = -1) -> int:
+    """Index of the open site with the best estimate for ``patient``, else -1.
+
+    Sites other than the patient's home site convert at ``other_site_conversion``
+    times their rate (a stated penalty of the task)."""
+    home = obs.home_site(patient) if patient >= 0 else -1
+    other, pen = params.other_site_conversion, params.wait_penalty
     best, best_v = -1, -1.0
     for s, site in enumerate(obs.sites):
-        if site.capacity_remaining > 0 and not site.under_audit:
-            v = site_estimate(site, wait_penalty)
+        if is_open(site):
+            v = site_estimate(site, pen) * (1.0 if s == home else other)
             if v > best_v:
                 best, best_v = s, v
     return best
@@ -188,14 +206,14 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         Cached by the site's value: equal views give equal numbers (a ``-0.0`` wait, the
         only value equal to another with other bits, becomes ``0.0`` once clipped).
         """
-        _, wait, cap, cap_total, att_r, succ_r, _, _, rep, audit, _ = site
+        _, wait, cap, cap_total, att_r, succ_r, _, _, rep, audit, _, active = site
         conv = (succ_r + PRIOR_ATTEMPTS * rep) / (att_r + PRIOR_ATTEMPTS)
         return (
             cap / max(cap_total, 1),
             conv / (1.0 + self.params.wait_penalty * wait),
             att_r / 10.0,
             wait / 15.0,
-            float(cap > 0 and not audit),
+            float(active and cap > 0 and not audit),
         )
 
     def _site_part(self, obs: Observation) -> tuple[list[float], list[bool], bool]:
@@ -223,7 +241,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             else:
                 v.append(0.0)
         not_focused = [not site.focused for site in sites]
-        any_open = any(site.capacity_remaining > 0 and not site.under_audit for site in sites)
+        any_open = any(is_open(site) for site in sites)
         self._sp_sites, self._sp_retrieved = sites, retrieved
         self._sp = (v, not_focused, any_open)
         return self._sp
@@ -235,14 +253,17 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
         f = obs.funnel
         strategy_ok = budget >= c.strategy
         neg_ok = budget >= c.negotiate
+        amend_ok = (
+            budget >= c.amendment and obs.amendments_left > 0 and obs.pending_amendment is None
+        )
         _, not_focused, any_open = self._site_part(obs)
         row = [
             f.available > 0 and not obs.hold_active and budget >= c.screen,
             f.eligible > 0 and budget >= c.recontact,
             f.consented > 0 and budget >= c.enrol and any_open,
             strategy_ok,
-            strategy_ok and obs.criteria != "relaxed",
-            strategy_ok and obs.criteria != "tight",
+            amend_ok and obs.criteria != "relaxed",
+            amend_ok and obs.criteria != "tight",
         ]
         row += not_focused if strategy_ok else [False] * len(not_focused)
         row += [neg_ok] * len(not_focused)
@@ -333,7 +354,7 @@ class RecruitmentMacros(MacroSpace[Observation, Action]):
             return Action(ActionType.RECONTACT, patient_id=patient_id(i) if i >= 0 else None)
         if name == "allocate_urgent":
             i = urgent_allocation_candidate(obs)
-            s = best_open_site(obs, p.wait_penalty)
+            s = best_open_site(obs, p, i)
             return Action(
                 ActionType.ALLOCATE_TO_SITE,
                 patient_id=patient_id(i) if i >= 0 else None,

@@ -14,10 +14,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from clinbench.env.recruitment.world import VisibleWorld, patient_id
+from clinbench.env.recruitment.world import VisibleWorld, patient_id, site_id
 
 # Patient states (one per patient, always exactly one).
-NOT_ARRIVED, AVAILABLE, INELIGIBLE, ELIGIBLE, CONSENTED, ENROLLED, DROPPED_OUT, LOST = range(8)
+# ENROLLED means in follow-up; COMPLETED patients finished it and count towards E.
+NOT_ARRIVED, AVAILABLE, INELIGIBLE, ELIGIBLE, CONSENTED, ENROLLED, DROPPED_OUT, LOST, COMPLETED = (
+    range(9)
+)
 STATE_NAMES = (
     "not_arrived",
     "available",
@@ -27,9 +30,10 @@ STATE_NAMES = (
     "enrolled",
     "dropped_out",
     "lost",
+    "completed",
 )
-# Rows of the per-patient dynamic table.
-ROW_STATE, ROW_LAST_CONTACT, ROW_RECONTACTS_LEFT, ROW_DEADLINE = range(4)
+# Rows of the per-patient dynamic table (home site is -1 until the patient arrives).
+ROW_STATE, ROW_LAST_CONTACT, ROW_RECONTACTS_LEFT, ROW_DEADLINE, ROW_HOME = range(5)
 
 
 class Funnel(NamedTuple):
@@ -43,6 +47,7 @@ class Funnel(NamedTuple):
     enrolled: int
     dropped_out: int
     lost: int
+    completed: int
     screened: int
 
 
@@ -60,6 +65,7 @@ class SiteView(NamedTuple):
     reported_conversion: float
     under_audit: bool
     focused: bool
+    active: bool  # opened (no allocation before); the opening day is not shown
 
 
 class EventView(NamedTuple):
@@ -79,6 +85,7 @@ class Costs(NamedTuple):
     enrol: float
     strategy: float
     negotiate: float
+    amendment: float  # relax / tighten criteria (a protocol amendment)
 
 
 @dataclass(frozen=True)
@@ -134,10 +141,15 @@ class Observation:
     criteria: str
     outreach_active: bool
     pending_negotiations: int
+    #: ``relax_criteria`` / ``tighten_criteria`` awaiting approval, else None
+    pending_amendment: str | None
+    amendments_left: int
     memory_capacity: int
     max_listed: int
     visible: VisibleWorld  # what may be seen of the world (no hidden truth)
-    patients: np.ndarray  # (4, pool) int16 copy: state, last contact, recontacts left, deadline
+    patients: (
+        np.ndarray
+    )  # (5, pool) int16 copy: state, last contact, recontacts left, deadline, home
 
     @classmethod
     def from_fields(cls, fields: dict[str, Any]) -> Observation:
@@ -180,6 +192,10 @@ class Observation:
     def consent_days_left(self, idx: np.ndarray) -> np.ndarray:
         return self.patients[ROW_DEADLINE, idx] - self.timestamp
 
+    def home_site(self, i: int) -> int:
+        """The site patient ``i`` came through (-1 before arrival)."""
+        return int(self.patients[ROW_HOME, i])
+
     def days_since_contact(self, idx: np.ndarray) -> np.ndarray:
         return self.timestamp - self.patients[ROW_LAST_CONTACT, idx]
 
@@ -191,6 +207,7 @@ class Observation:
             "age": int(w.age[i]),
             "prescreen_eligibility": float(w.prescreen_eligibility[i]),
             "prescreen_dropout_risk": float(w.prescreen_dropout[i]),
+            "home_site": _site_name(int(self.patients[ROW_HOME, i])),
         }
 
     def _listed(self, idx: np.ndarray, key: np.ndarray) -> list[int]:
@@ -201,7 +218,10 @@ class Observation:
     def available_patients(self) -> list[dict[str, Any]]:
         """Arrived, unscreened patients, best pre-screen first (at most ``max_listed``)."""
         idx = self.available_idx
-        return [self._patient_dict(i) for i in self._listed(idx, -self.visible.prescreen_eligibility[idx])]
+        return [
+            self._patient_dict(i)
+            for i in self._listed(idx, -self.visible.prescreen_eligibility[idx])
+        ]
 
     @cached_property
     def recontact_candidates(self) -> list[dict[str, Any]]:
@@ -256,6 +276,7 @@ class Observation:
             "ineligible": f.ineligible,
             "consented": f.consented,
             "dropped_out": f.dropped_out,
+            "completed": f.completed,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -284,14 +305,24 @@ class Observation:
             "milestones": {name: day for name, day in self.milestones},
             "active_milestone": self.active_milestone,
             "current_plan": (
-                None if plan is None else {"target_phase": plan[0], "plan_summary": plan[1], "day": plan[2]}
+                None
+                if plan is None
+                else {"target_phase": plan[0], "plan_summary": plan[1], "day": plan[2]}
             ),
-            "indexed_memory_summary": [{"key": k, "day": d} for k, d in self.indexed_memory_summary],
+            "indexed_memory_summary": [
+                {"key": k, "day": d} for k, d in self.indexed_memory_summary
+            ],
             "retrieved_memory_context": [r.to_dict() for r in self.retrieved_memory_context],
             "token_usage_so_far": self.token_usage_so_far,
             "hold_active": self.hold_active,
             "criteria": self.criteria,
             "outreach_active": self.outreach_active,
             "pending_negotiations": self.pending_negotiations,
+            "pending_amendment": self.pending_amendment,
+            "amendments_left": self.amendments_left,
             "memory_capacity": self.memory_capacity,
         }
+
+
+def _site_name(s: int) -> str | None:
+    return site_id(s) if s >= 0 else None

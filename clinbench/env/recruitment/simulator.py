@@ -1,30 +1,34 @@
-"""The patient-recruitment simulator (``recruitment``, task version 1).
+"""The patient-recruitment simulator (``recruitment``, task version 2).
 
 One action a day for 180 days. Patients move through one state each
 (not arrived -> available -> screened: ineligible | eligible -> consented -> enrolled
--> dropped out, or lost). Everything is kept in numpy arrays and small Python
-structures updated on transitions: a step touches only the patients it acts on.
+(in follow-up) -> completed | dropped out, or lost). Everything is kept in numpy arrays
+and small Python structures updated on transitions: a step touches only the patients
+it acts on.
 
-Dropout uses one global hazard clock: a patient enrolled with base hazard ``h`` and
-an Exp(1) threshold ``c`` (drawn with the world) drops out when
-``h * (clock - clock_at_enrolment) >= c``; the clock advances each day by the
-multiplier in force (events, uncertainty, hidden world type). So the daily hazard
-model is exact and the due patients come off a heap in O(log n).
+Patients arrive through their home site once it has opened, on the site's own Poisson
+stream (one heap on the shared arrival clock). Dropout uses the world's cumulative
+hazard clock, which depends on the event calendar alone: a patient enrolled on day
+``e`` with hazard ``h`` and an Exp(1) threshold ``c`` drops out at the first day whose
+clock reaches ``clock[e] + c / h``, if that comes within follow-up. So each
+enrolment's fate is known when it happens, and ending recruitment resolves everyone
+still in follow-up in one step.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import re
 from collections import deque
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
 from clinbench.env.base import Env, EnvSpec
 from clinbench.env.recruitment.actions import (
-    GLOBAL_STRATEGIES,
     PHASES,
     Action,
     ActionType,
@@ -33,6 +37,7 @@ from clinbench.env.recruitment.actions import (
 )
 from clinbench.env.recruitment.observation import (
     AVAILABLE,
+    COMPLETED,
     CONSENTED,
     DROPPED_OUT,
     ELIGIBLE,
@@ -41,6 +46,7 @@ from clinbench.env.recruitment.observation import (
     LOST,
     NOT_ARRIVED,
     ROW_DEADLINE,
+    ROW_HOME,
     ROW_LAST_CONTACT,
     ROW_RECONTACTS_LEFT,
     ROW_STATE,
@@ -52,7 +58,8 @@ from clinbench.env.recruitment.observation import (
     SiteView,
 )
 from clinbench.env.recruitment.score import score, score_parts
-from clinbench.env.recruitment.tasks import TASK_VERSION, TaskParams
+from clinbench.env.recruitment.tasks import EVENTS, TASK_VERSION, EventKind, TaskParams
+from clinbench.env.recruitment.validation import argument_error
 from clinbench.env.recruitment.world import (
     PATIENT_ID_OFFSET,
     SITE_LETTERS,
@@ -80,6 +87,8 @@ MILESTONES: tuple[tuple[str, float], ...] = (
     ("enrolled_100pct", 1.00),
 )
 CRITERIA_LEVELS = ("tight", "normal", "relaxed")
+#: Protocol amendments and the step each takes along ``CRITERIA_LEVELS`` once approved.
+AMENDMENTS = {"relax_criteria": 1, "tighten_criteria": -1}
 _WORDS = re.compile(r"[a-z0-9]+")
 _PATIENT_ID = re.compile(r"P-[1-9][0-9]*")
 _SITE_STRATEGY = re.compile(r"(focus|negotiate)_site_([A-Z])")
@@ -165,22 +174,25 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._retrieved = ()
         self._info = info = {"day": self._day, "error": None, "outcome": None}
         handler = self._HANDLERS[a.action_type]
-        error = handler(self, a)
+        error = argument_error(a) or handler(self, a)
         if error is not None:
             info["error"] = error.value
         tokens = TOKEN_COSTS[a.action_type]
         self._tokens += tokens
         info["tokens"] = tokens
-        if a.hypothesis is not None or a.confidence is not None:
+        if error is not ErrorCode.INVALID_ARGUMENT and (
+            a.hypothesis is not None or a.confidence is not None
+        ):
             self._hypotheses.append((self._day, a.hypothesis, a.confidence))
             info["hypothesis"] = {"hypothesis": a.hypothesis, "confidence": a.confidence}
         self._steps += 1
-        if a.action_type is ActionType.STOP_RECRUITMENT:
+        if a.action_type is ActionType.STOP_RECRUITMENT and error is None:
             self._terminated_by = "stop"
-            while self._day < self.params.horizon:
-                self._advance_day()
+            self._end_recruitment()
         else:
             self._advance_day()
+            if self._day >= self.params.horizon:
+                self._end_recruitment()
         now = self._score()
         reward = now - self._last_score
         self._last_score = now
@@ -211,20 +223,24 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._terminated_by = "deadline"
         self._budget = float(p.budget)
         self._tokens = 0
-        self._pat = np.zeros((4, n), dtype=np.int16)
-        self._pat[ROW_STATE] = np.where(w.arrival_day0, AVAILABLE, NOT_ARRIVED)
+        self._pat = np.zeros((5, n), dtype=np.int16)
+        self._pat[ROW_STATE] = NOT_ARRIVED
         self._pat[ROW_LAST_CONTACT] = -1
         self._pat[ROW_RECONTACTS_LEFT] = p.max_recontacts
         self._pat[ROW_DEADLINE] = -1
+        self._pat[ROW_HOME] = -1
         self._state_row = self._pat[ROW_STATE]
-        n0 = int(w.arrival_day0.sum())
-        self._counts = [n - n0, n0, 0, 0, 0, 0, 0, 0]
+        self._counts = [n, 0, 0, 0, 0, 0, 0, 0, 0]
         self._screened = 0
-        self._arr_ptr = 0
+        # arrivals: a site's patients join one heap on the shared arrival clock when it opens
         self._arr_clock = 0.0
-        self._arr_times = w.arrival_time.tolist()
-        self._haz_clock = 0.0
-        self._drop_heap: list[tuple[float, int]] = []
+        self._arr_heap: list[tuple[float, int]] = []
+        self._opening = sorted((int(d), k) for k, d in enumerate(w.activation_day.tolist()))
+        self._active = [False] * s
+        # follow-up: each enrolment's fate (drop day or completion day) is known from the
+        # calendar's hazard clock; patients leave follow-up on the scheduled day
+        self._clock = w.hazard_clock.tolist()
+        self._leaving: dict[int, list[tuple[int, bool]]] = {}  # day -> (patient, drops)
         self._site_of: dict[int, int] = {}
         self._consented: dict[int, int] = {}
         self._lapsed: set[int] = set()
@@ -239,16 +255,24 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._cum_att = [0] * s
         self._cum_succ = [0] * s
         self._cum_drop = [0] * s
-        self._hist = np.zeros((3, s, p.horizon + 1), dtype=np.int32)  # attempts, successes, dropouts
-        self._hist_days: set[int] = set()
+        # Outcomes of the last ``history_window`` days per site: a log per day of
+        # (row, site) with rows 0 attempts, 1 successes, 2 dropouts, and running sums.
+        self._log: dict[int, list[tuple[int, int]]] = {}
+        self._window = [[0] * s, [0] * s, [0] * s]
+        self._site_rows: list[SiteView | None] = [None] * s
+        self._sites_view: tuple[SiteView, ...] | None = None
+        self._wait: list[float] | None = None  # set by _recompute_effects
         self._retention_mult = [(1.0 - r) / 0.125 for r in w.retention.tolist()]
         self._conversion = w.conversion.tolist()
         self._base_wait = w.wait_days.tolist()
         self._reported = w.reported_conversion.tolist()
         self._site_ids = [site_id(i) for i in range(s)]
         # effects (recomputed from the active lists whenever one starts or ends)
-        self._effects: list[tuple[str, int, int, float]] = []  # kind, site, end (excl.), magnitude
+        #: active events: kind, site, end (excl.), magnitude, its EventKind, its constraint text
+        self._effects: list[tuple[str, int, int, float, EventKind, str]] = []
         self._criteria = 1  # index into CRITERIA_LEVELS
+        self._amendment: tuple[int, int] | None = None  # approval day, criteria step
+        self._amendments_used = 0
         self._outreach_until = -1
         self._focus: tuple[int, int] | None = None  # site, end (excl.)
         self._negotiations: list[tuple[int, int]] = []  # ready day, site
@@ -262,43 +286,31 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._milestone_days: list[int | None] = [None] * len(MILESTONES)
         self._milestone_counts = [max(1, math.ceil(f * p.target)) for _, f in MILESTONES]
         self._milestones = tuple((m[0], None) for m in MILESTONES)
+        self._open_sites()
         self._recompute_effects()
 
     def _recompute_effects(self) -> None:
-        """Derive every multiplier from the active effects (so all of them fully recover)."""
+        """Derive every multiplier from the active effects (so all of them fully recover).
+
+        What each event does is data (``tasks.EVENTS``); this only multiplies it out."""
         p, s, day = self.params, self.params.n_sites, self._day
         hold = False
-        consent = arrival = elig = screen_cost = dropout = 1.0
+        consent = arrival = elig = screen_cost = 1.0
         extra_wait = [0.0] * s
         cut = [0] * s
         audit = [False] * s
         constraints = []
-        for kind, site, end, mag in self._effects:
-            where = f" at {site_id(site)}" if site >= 0 else ""
-            constraints.append(f"{kind}{where} until day {end}")
-            if kind == "regulatory_hold":
-                hold = True
-            elif kind == "consent_form_revision":
-                consent *= 0.6
-            elif kind == "patient_complaint":
-                consent *= 0.8
-            elif kind == "competitor_trial":
-                arrival *= 0.6
-                consent *= 0.85
-            elif kind == "seasonal_slowdown":
-                arrival *= 0.5
-            elif kind == "protocol_amendment":
-                elig *= 0.85
-            elif kind == "screening_backlog":
-                screen_cost *= 1.5
-            elif kind == "patient_dropout":
-                dropout *= 3.0
-            elif kind == "site_delay":
+        for _, site, _, mag, e, text in self._effects:
+            constraints.append(text)
+            hold = hold or e.hold
+            consent *= e.consent
+            arrival *= e.arrival
+            elig *= e.eligibility
+            screen_cost *= e.screen_cost
+            if site >= 0:
                 extra_wait[site] += mag
-            elif kind == "capacity_cut":
-                cut[site] += math.ceil(0.3 * self._cap_total[site])
-            elif kind == "site_audit":
-                audit[site] = True
+                cut[site] += math.ceil(e.capacity_cut * self._cap_total[site])
+                audit[site] = audit[site] or e.closes_site
         outreach = day < self._outreach_until
         if outreach:
             arrival *= p.outreach_arrival_multiplier
@@ -311,6 +323,9 @@ class RecruitmentEnv(Env[Observation, Action]):
             elig *= p.tighten_eligibility_multiplier
         if crit != "normal":
             constraints.append(f"criteria_{crit}")
+        if self._amendment is not None:
+            change = "relax_criteria" if self._amendment[1] > 0 else "tighten_criteria"
+            constraints.append(f"{change} amendment under review")
         focus = self._focus[0] if self._focus is not None and day < self._focus[1] else -1
         if focus >= 0:
             constraints.append(f"focus_site_{SITE_LETTERS[focus]} until day {self._focus[1]}")
@@ -321,10 +336,22 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._consent_mult = consent
         self._arrival_mult = arrival
         self._elig_mult = elig
-        self._dropout_mult = self._world.dropout_multiplier * dropout * (1.0 + 0.5 * self._uncertainty)
-        self._wait = [
+        wait = [
             (self._base_wait[i] + extra_wait[i]) * (0.5 if i == focus else 1.0) for i in range(s)
         ]
+        if self._wait is not None:
+            old_focus = self._focus_site
+            for i in range(s):
+                if (
+                    wait[i] != self._wait[i]
+                    or cut[i] != self._cap_cut[i]
+                    or audit[i] != self._audit[i]
+                    or (i == focus) != (i == old_focus)
+                ):
+                    self._touch(i)
+        else:
+            self._site_rows = [None] * s
+        self._wait = wait
         self._cap_cut = cut
         self._audit = audit
         self._focus_site = focus
@@ -335,8 +362,8 @@ class RecruitmentEnv(Env[Observation, Action]):
             enrol=p.enrol_cost,
             strategy=p.strategy_cost,
             negotiate=p.strategy_cost * p.negotiate_cost_multiplier,
+            amendment=p.strategy_cost * p.amendment_cost_multiplier,
         )
-        self._sites_view: tuple[SiteView, ...] | None = None
 
     def _capacity_remaining(self, s: int) -> int:
         return max(0, self._cap_total[s] - self._cap_cut[s] - self._cap_used[s])
@@ -347,50 +374,90 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._state_row[i] = new
 
     # ------------------------------------------------------------------ days
+    def _end_recruitment(self) -> None:
+        """Recruitment is over (stop or deadline): follow every patient still in follow-up
+        to its end with the same hazard, in this one step, so the return stays the score."""
+        for day in sorted(self._leaving):
+            for i, drops in self._leaving[day]:
+                if drops:
+                    self._drop_out(i, day - 1, in_window=False)
+                else:
+                    self._set_state(i, COMPLETED)
+        self._leaving.clear()
+        self._day = self.params.horizon
+        if self._opening:  # the deadline's view: every site has opened by now
+            self._open_sites()
+
+    def _open_sites(self) -> None:
+        """Open the sites whose activation day has come; their patients start arriving."""
+        opening, day = self._opening, self._day
+        while opening and opening[0][0] <= day:
+            _, k = opening.pop(0)
+            self._active[k] = True
+            times, idx = self._world.site_arrivals[k]
+            heap, now = self._arr_heap, self._arr_clock
+            for t, i in zip(times.tolist(), idx.tolist(), strict=True):
+                heapq.heappush(heap, (now + t, i))
+            self._touch(k)
+
     def _advance_day(self) -> None:
-        """End the current day: arrivals, dropouts, the day's events; then the next day."""
+        """End the current day: arrivals, follow-up, the day's events; then the next day."""
         p, w, day = self.params, self._world, self._day
-        # arrivals
+        # arrivals through the open sites
         self._arr_clock += self._arrival_mult
-        times, ptr = self._arr_times, self._arr_ptr
-        while ptr < len(times) and times[ptr] <= self._arr_clock:
-            i = int(w.arrival_order[ptr])
-            self._set_state(i, AVAILABLE)
-            ptr += 1
-        self._arr_ptr = ptr
-        # dropouts of enrolled patients
-        self._haz_clock += self._dropout_mult
-        heap = self._drop_heap
-        while heap and heap[0][0] <= self._haz_clock:
+        heap = self._arr_heap
+        while heap and heap[0][0] <= self._arr_clock:
             _, i = heapq.heappop(heap)
-            self._drop_out(i, day)
+            self._set_state(i, AVAILABLE)
+            self._pat[ROW_HOME, i] = w.home_site[i]
+        # patients leaving follow-up (dropouts of today, completions of tomorrow)
+        leaving = self._leaving.pop(day + 1, None)
+        if leaving:
+            for i, drops in leaving:
+                if drops:
+                    self._drop_out(i, day)
+                else:
+                    self._set_state(i, COMPLETED)
         # the day's events (visible from tomorrow)
         changed = False
         for ev in w.calendar.get(day, ()):
-            self._effects.append((ev.kind, ev.site, day + 1 + ev.duration, ev.magnitude))
+            end = day + 1 + ev.duration
+            where = f" at {site_id(ev.site)}" if ev.site >= 0 else ""
+            text = f"{ev.kind}{where} until day {end}"
+            self._effects.append((ev.kind, ev.site, end, ev.magnitude, EVENTS[ev.kind], text))
             self._events_so_far.append(
                 EventView(day, ev.kind, site_id(ev.site) if ev.site >= 0 else None, ev.duration)
             )
             changed = True
         self._day = day = day + 1
+        if self._opening and self._opening[0][0] <= day:
+            self._open_sites()
         # expiries
         if any(e[2] <= day for e in self._effects):
             self._effects = [e for e in self._effects if e[2] > day]
             changed = True
         if self._outreach_until == day or (self._focus is not None and self._focus[1] == day):
             changed = True
+        if self._amendment is not None and self._amendment[0] <= day:
+            self._criteria += self._amendment[1]
+            self._amendment = None
+            changed = True
         if self._negotiations and self._negotiations[0][0] <= day:
             while self._negotiations and self._negotiations[0][0] <= day:
                 _, s = self._negotiations.pop(0)
                 self._cap_total[s] += p.negotiate_slots
+                self._touch(s)
             changed = True
         if changed:
             self._recompute_effects()
         lo = day - p.history_window
         if changed or (self._recent_events and self._recent_events[0].day < lo):
             self._recent_events = self._events_since(lo)
-        if (day - 1 - p.history_window) in self._hist_days:
-            self._sites_view = None
+        expired = self._log.pop(day - 1 - p.history_window, None)
+        if expired:
+            for row, k in expired:
+                self._window[row][k] -= 1
+                self._touch(k)
         # consent lapses
         if self._consented:
             for i, deadline in list(self._consented.items()):
@@ -412,16 +479,18 @@ class RecruitmentEnv(Env[Observation, Action]):
             recent.append(e)
         return tuple(reversed(recent))
 
-    def _drop_out(self, i: int, day: int) -> None:
+    def _drop_out(self, i: int, day: int, in_window: bool = True) -> None:
+        """Patient ``i`` drops out on ``day``; ``in_window=False`` for the dropouts resolved
+        when recruitment ends (they count, but are no recent site outcome)."""
         s = self._site_of[i]
         self._set_state(i, DROPPED_OUT)
         self._net -= 1
         self._site_active[s] -= 1
         self._cum_drop[s] += 1
-        self._hist[2, s, day] += 1
-        self._hist_days.add(day)
-        self._dropout_days.append(day)
-        self._sites_view = None
+        if in_window:
+            self._record(2, s, day)
+            self._dropout_days.append(day)
+        self._touch(s)
         if self._net < self.params.target:
             self._day_target = None
 
@@ -434,12 +503,24 @@ class RecruitmentEnv(Env[Observation, Action]):
         self._site_active[s] += 1
         crit = CRITERIA_LEVELS[self._criteria]
         crit_mult = (
-            p.relax_dropout_multiplier if crit == "relaxed"
-            else p.tighten_dropout_multiplier if crit == "tight"
+            p.relax_dropout_multiplier
+            if crit == "relaxed"
+            else p.tighten_dropout_multiplier
+            if crit == "tight"
             else 1.0
         )
         h = p.dropout_base * float(w.dropout_risk[i]) * self._retention_mult[s] * crit_mult
-        heapq.heappush(self._drop_heap, (self._haz_clock + float(w.dropout_clock[i]) / h, i))
+        # Drops at the first day start whose cumulative hazard reaches the patient's Exp(1)
+        # threshold, if that comes within follow-up; else completes follow-up.
+        day, end = self._day, self._day + p.followup_days
+        drop_day = end + 1
+        if h > 0.0:  # dropout_base=0 (or a zero multiplier): nobody drops out
+            need = self._clock[day] + float(w.dropout_clock[i]) / h
+            drop_day = bisect.bisect_left(self._clock, need, day + 1)
+        if drop_day <= end:
+            self._leaving.setdefault(drop_day, []).append((i, True))
+        else:
+            self._leaving.setdefault(max(end, day + 1), []).append((i, False))
         self._net += 1
         if self._net >= p.target and self._day_target is None:
             self._day_target = self._day
@@ -455,7 +536,7 @@ class RecruitmentEnv(Env[Observation, Action]):
         pid = a.patient_id
         if pid is None or pid == "":
             return -1, ErrorCode.MISSING_PATIENT_ID
-        if not isinstance(pid, str) or _PATIENT_ID.fullmatch(pid) is None:
+        if not isinstance(pid, str) or len(pid) > 12 or _PATIENT_ID.fullmatch(pid) is None:
             return -1, ErrorCode.PATIENT_NOT_FOUND
         i = int(pid[2:]) - PATIENT_ID_OFFSET
         if not 0 <= i < self.params.pool_size:
@@ -465,7 +546,7 @@ class RecruitmentEnv(Env[Observation, Action]):
             return i, ErrorCode.PATIENT_NOT_ARRIVED
         if st == DROPPED_OUT or st == LOST:
             return i, ErrorCode.PATIENT_DROPPED
-        if st == ENROLLED:
+        if st == ENROLLED or st == COMPLETED:
             return i, ErrorCode.ALREADY_ENROLLED
         return i, None
 
@@ -556,6 +637,8 @@ class RecruitmentEnv(Env[Observation, Action]):
         s, err = self._site(a.site_id)
         if err is not None:
             return err
+        if not self._active[s]:
+            return ErrorCode.SITE_NOT_ACTIVE
         if self._audit[s]:
             return ErrorCode.SITE_UNDER_AUDIT
         if self._capacity_remaining(s) <= 0:
@@ -564,14 +647,14 @@ class RecruitmentEnv(Env[Observation, Action]):
         if self._costs.enrol > self._budget + 1e-9:
             return ErrorCode.INSUFFICIENT_BUDGET
         self._cum_att[s] += 1
-        self._hist[0, s, day] += 1
-        self._hist_days.add(day)
-        self._sites_view = None
+        self._record(0, s, day)
         p_success = self._conversion[s] / (1.0 + p.wait_penalty * self._wait[s])
+        if s != self._world.home_site[i]:
+            p_success *= p.other_site_conversion
         if self._rng.random() < p_success:
             self._pay(self._costs.enrol)
             self._cum_succ[s] += 1
-            self._hist[1, s, day] += 1
+            self._record(1, s, day)
             self._enrol(i, s)
             self._info["outcome"] = "enrolled"
         elif self._rng.random() < p.loss_on_failed_allocation:
@@ -585,17 +668,24 @@ class RecruitmentEnv(Env[Observation, Action]):
     def _adjust(self, a: Action) -> ErrorCode | None:
         p, day = self.params, self._day
         change = a.strategy_change if isinstance(a.strategy_change, str) else ""
-        if change in GLOBAL_STRATEGIES:
-            if change == "relax_criteria" and self._criteria == 2:
-                return ErrorCode.STRATEGY_ALREADY_ACTIVE
-            if change == "tighten_criteria" and self._criteria == 0:
-                return ErrorCode.STRATEGY_ALREADY_ACTIVE
+        if change == "increase_outreach":
             if not self._pay(self._costs.strategy):
                 return ErrorCode.INSUFFICIENT_BUDGET
-            if change == "increase_outreach":
-                self._outreach_until = day + p.outreach_days
-            else:
-                self._criteria += 1 if change == "relax_criteria" else -1
+            self._outreach_until = day + p.outreach_days
+        elif change in AMENDMENTS:
+            # A protocol amendment: a larger fee, and it acts only once approved.
+            step = AMENDMENTS[change]
+            if self._amendment is not None:
+                return ErrorCode.AMENDMENT_PENDING
+            if not 0 <= self._criteria + step < len(CRITERIA_LEVELS):
+                return ErrorCode.STRATEGY_ALREADY_ACTIVE
+            if self._amendments_used >= p.max_amendments:
+                return ErrorCode.AMENDMENT_LIMIT_REACHED
+            if not self._pay(self._costs.amendment):
+                return ErrorCode.INSUFFICIENT_BUDGET
+            lo, hi = p.amendment_delay
+            self._amendment = (day + int(self._rng.integers(lo, hi + 1)), step)
+            self._amendments_used += 1
         elif (site_change := _SITE_STRATEGY.fullmatch(change)) is not None:
             negotiate = site_change.group(1) == "negotiate"
             s, err = self._site("site_" + site_change.group(2))
@@ -666,7 +756,7 @@ class RecruitmentEnv(Env[Observation, Action]):
     def _stop(self, a: Action) -> ErrorCode | None:
         return None
 
-    _HANDLERS = {
+    _HANDLERS: ClassVar[dict[ActionType, Callable[..., ErrorCode | None]]] = {
         ActionType.SCREEN_PATIENT: _screen,
         ActionType.RECONTACT: _recontact,
         ActionType.ALLOCATE_TO_SITE: _allocate,
@@ -685,18 +775,28 @@ class RecruitmentEnv(Env[Observation, Action]):
     def _funnel(self) -> Funnel:
         return Funnel(*self._counts, self._screened)
 
+    def _record(self, row: int, s: int, day: int) -> None:
+        """Count an attempt / success / dropout at site ``s`` in the recent window."""
+        self._log.setdefault(day, []).append((row, s))
+        self._window[row][s] += 1
+        self._touch(s)
+
+    def _touch(self, s: int) -> None:
+        """Site ``s`` changed: rebuild its view (only its) for the next observation."""
+        self._site_rows[s] = None
+        self._sites_view = None
+
     def _sites(self) -> tuple[SiteView, ...]:
         if self._sites_view is None:
-            p, day = self.params, self._day
-            lo = max(0, day - p.history_window)
-            att, succ, drop = self._hist[:, :, lo:day + 1].sum(axis=2).tolist()
+            rows = self._site_rows
+            att, succ, drop = self._window
             rep, ids, focus = self._reported, self._site_ids, self._focus_site
             total, cut, used = self._cap_total, self._cap_cut, self._cap_used
-            wait, active, audit = self._wait, self._site_active, self._audit
-            # Positional SiteView fields, in order (see observation.SiteView).
-            self._sites_view = tuple(
-                [
-                    SiteView(
+            wait, active, audit, opened = self._wait, self._site_active, self._audit, self._active
+            for s, row in enumerate(rows):
+                if row is None:
+                    # Positional SiteView fields, in order (see observation.SiteView).
+                    rows[s] = SiteView(
                         ids[s],
                         wait[s],
                         max(0, total[s] - cut[s] - used[s]),  # _capacity_remaining(s)
@@ -708,11 +808,15 @@ class RecruitmentEnv(Env[Observation, Action]):
                         rep[s],
                         audit[s],
                         s == focus,
+                        opened[s],
                     )
-                    for s in range(p.n_sites)
-                ]
-            )
+            self._sites_view = tuple(rows)
         return self._sites_view
+
+    def _pending_amendment(self) -> str | None:
+        if self._amendment is None:
+            return None
+        return "relax_criteria" if self._amendment[1] > 0 else "tighten_criteria"
 
     def _observe(self) -> Observation:
         p, day = self.params, self._day
@@ -744,6 +848,8 @@ class RecruitmentEnv(Env[Observation, Action]):
                 "criteria": CRITERIA_LEVELS[self._criteria],
                 "outreach_active": day < self._outreach_until,
                 "pending_negotiations": len(self._negotiations),
+                "pending_amendment": self._pending_amendment(),
+                "amendments_left": p.max_amendments - self._amendments_used,
                 "memory_capacity": p.memory_capacity,
                 "max_listed": p.max_listed,
                 "visible": self._world.visible,

@@ -8,11 +8,12 @@ luck (common random numbers), whatever order it acts in.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from clinbench.env.recruitment.tasks import EVENT_DURATIONS, EVENT_TYPES, SITE_EVENTS, TaskParams
+from clinbench.env.recruitment.tasks import EVENT_TYPES, EVENTS, TaskParams
 
 SITE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 PATIENT_ID_OFFSET = 1000
@@ -52,7 +53,7 @@ class World:
     """Everything drawn for one world, hidden truth included. Arrays are read-only."""
 
     world_type: str
-    # patients (length pool_size)
+    # patients (length pool_size; a patient no site ever sends has home site -1)
     age: np.ndarray
     eligibility: np.ndarray  # hidden: true eligibility probability
     dropout_risk: np.ndarray  # hidden: true dropout risk
@@ -61,18 +62,23 @@ class World:
     prescreen_dropout: np.ndarray  # visible noisy estimate
     eligibility_u: np.ndarray  # hidden: uniform deciding eligibility at screening
     dropout_clock: np.ndarray  # hidden: Exp(1) cumulative hazard at which a patient drops
-    arrival_day0: np.ndarray  # bool: present on day 0
-    arrival_order: np.ndarray  # indices of later arrivals, in arrival order
-    arrival_time: np.ndarray  # their arrival times on the arrival clock (ascending)
+    home_site: np.ndarray  # hidden until arrival: the site a patient comes through
+    #: per site: (arrival times on the site's arrival clock, ascending; patient indices)
+    site_arrivals: tuple[tuple[np.ndarray, np.ndarray], ...]
     # sites (length n_sites)
     conversion: np.ndarray  # hidden: true conversion rate
     reported_conversion: np.ndarray  # visible: what the site claims at feasibility
     wait_days: np.ndarray  # visible: base average wait
     retention: np.ndarray  # hidden: true retention (scales dropout hazard)
-    biased: np.ndarray  # hidden: bool, site worse than it looks
-    # events
+    biased: np.ndarray  # hidden: bool, site worse than it reports
+    arrival_rate: np.ndarray  # hidden: Gamma-drawn patients per day (0: never enrols)
+    activation_day: np.ndarray  # hidden: the day the site opens (its status is visible)
+    # events (days 0 .. horizon + followup_days - 1; later days only move dropout)
     calendar: dict[int, tuple[ScheduledEvent, ...]]
     dropout_multiplier: float  # hidden: world-level dropout multiplier
+    #: hidden: cumulative dropout hazard multiplier at the start of each day
+    #: (length horizon + followup_days + 1), from the calendar alone
+    hazard_clock: np.ndarray
 
     visible: VisibleWorld
 
@@ -84,6 +90,79 @@ class World:
 def _ro(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
+
+
+def _gamma_rates(p: TaskParams, rng: np.random.Generator) -> np.ndarray:
+    """Site arrival rates: Gamma with the task's mean and CV, some sites never enrolling."""
+    s = p.n_sites
+    if p.site_rate_cv > 0:
+        shape = 1.0 / p.site_rate_cv**2
+        rate = rng.gamma(shape, p.site_rate_mean / shape, s)
+    else:
+        rate = np.full(s, p.site_rate_mean)
+    rate[rng.random(s) < p.never_enrol_prob] = 0.0
+    return rate
+
+
+def _site_arrivals(
+    p: TaskParams, rate: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+    """Poisson arrivals per site on its own arrival clock, each a patient of the pool.
+
+    The clock runs at most ``outreach_arrival_multiplier`` per day, so drawing up to
+    ``horizon`` times that covers every arrival an episode can see. If the sites would
+    send more patients than the pool holds, the latest arrivals are cut.
+    """
+    n, s = p.pool_size, p.n_sites
+    span = p.horizon * max(1.0, p.outreach_arrival_multiplier)
+    counts = rng.poisson(rate * span)
+    times = [np.sort(rng.uniform(0.0, span, c)) for c in counts]
+    if counts.sum() > n:
+        cut = np.sort(np.concatenate(times))[n - 1]
+        times = [t[t <= cut][:n] for t in times]
+        counts = np.array([t.size for t in times])
+        while counts.sum() > n:  # ties at the cut
+            k = int(np.argmax(counts))
+            times[k] = times[k][:-1]
+            counts[k] -= 1
+    home = np.full(n, -1, dtype=np.int64)
+    who = rng.permutation(n)[: int(counts.sum())]
+    out, at = [], 0
+    for k in range(s):
+        idx = who[at : at + counts[k]]
+        at += counts[k]
+        home[idx] = k
+        out.append((_ro(times[k]), _ro(idx)))
+    return home, tuple(out)
+
+
+def _hazard_clock(
+    p: TaskParams, calendar: dict[int, list[ScheduledEvent]], world_mult: float
+) -> np.ndarray:
+    """Cumulative dropout multiplier at the start of each day, from the calendar.
+
+    An event of day ``d`` is in force on days ``d+1 .. d+duration``; on a day the
+    multiplier is the world's, times each active event's dropout factor, times
+    ``1 + 0.5 * uncertainty`` (uncertainty 0.25 per active event, at most 1).
+    """
+    days = p.horizon + p.followup_days
+    active = np.zeros(days + 1)
+    log_factor = np.zeros(days + 1)
+    for d, events in calendar.items():
+        for ev in events:
+            lo, hi = d + 1, min(days, d + 1 + ev.duration)
+            if lo >= days:
+                continue
+            active[lo] += 1
+            active[hi] -= 1
+            f = EVENTS[ev.kind].dropout
+            if f != 1.0:
+                log_factor[lo] += math.log(f)
+                log_factor[hi] -= math.log(f)
+    n_active = np.cumsum(active)[:days]
+    factor = np.exp(np.cumsum(log_factor)[:days])
+    inc = world_mult * factor * (1.0 + 0.5 * np.minimum(1.0, 0.25 * n_active))
+    return np.concatenate(([0.0], np.cumsum(inc)))
 
 
 def draw_world(p: TaskParams, rng: np.random.Generator) -> World:
@@ -101,52 +180,52 @@ def draw_world(p: TaskParams, rng: np.random.Generator) -> World:
     eligibility_u = rng.random(n)
     dropout_clock = rng.exponential(1.0, n)
 
-    present = np.zeros(n, dtype=bool)
-    n0 = int(round(p.initial_fraction * n))
-    perm = rng.permutation(n)
-    present[perm[:n0]] = True
-    later = perm[n0:]
-    rate = max(later.size, 1) / p.arrival_span
-    arrival_time = np.cumsum(rng.exponential(1.0 / rate, later.size))
+    rate = _gamma_rates(p, rng)
+    activation = rng.integers(0, p.activation_span + 1, s)
+    activation -= activation.min()
+    home, arrivals = _site_arrivals(p, rate, rng)
 
-    conversion = rng.uniform(0.6, 0.9, s)
-    reported = np.clip(conversion + rng.normal(0.0, 0.03, s), 0.0, 1.0)
+    # Reports are drawn alike for every site; a biased site's true rate is far below.
+    reported = np.round(rng.uniform(0.6, 0.9, s), 3)
+    conversion = np.clip(reported + rng.normal(0.0, 0.03, s), 0.0, 1.0)
     biased = np.zeros(s, dtype=bool)
     if world_type == "site_bias" and p.biased_sites[1] > 0:
         k = int(rng.integers(p.biased_sites[0], p.biased_sites[1] + 1))
         chosen = rng.choice(s, size=min(k, s), replace=False)
         biased[chosen] = True
-        reported[chosen] = rng.uniform(0.8, 0.9, chosen.size)
-        conversion[chosen] = reported[chosen] - rng.uniform(0.4, 0.5, chosen.size)
+        conversion[chosen] = reported[chosen] - rng.uniform(0.35, 0.45, chosen.size)
     wait_days = rng.integers(2, 9, s).astype(float)
     retention = rng.uniform(0.8, 0.95, s)
     dropout_multiplier = p.dropout_world_multiplier if world_type == "dropout" else 1.0
 
     calendar: dict[int, list[ScheduledEvent]] = {}
+    days = p.horizon + p.followup_days
     for kind in EVENT_TYPES:
         rate_k = p.event_rates.get(kind, 0.0)
         if rate_k <= 0.0:
             continue
-        days = np.flatnonzero(rng.random(p.horizon) < rate_k)
-        lo, hi = EVENT_DURATIONS[kind]
-        durations = rng.integers(lo, hi + 1, days.size)
-        sites = rng.integers(0, s, days.size)
-        extra = rng.integers(3, 7, days.size)
-        for d, dur, site, mag in zip(days, durations, sites, extra, strict=True):
+        ev = EVENTS[kind]
+        on = np.flatnonzero(rng.random(days) < rate_k)
+        durations = rng.integers(ev.duration[0], ev.duration[1] + 1, on.size)
+        sites = rng.integers(0, s, on.size)
+        extra = rng.integers(ev.extra_wait[0], ev.extra_wait[1] + 1, on.size)
+        for d, dur, site, mag in zip(on, durations, sites, extra, strict=True):
             calendar.setdefault(int(d), []).append(
                 ScheduledEvent(
                     day=int(d),
                     kind=kind,
                     duration=int(dur),
-                    site=int(site) if kind in SITE_EVENTS else -1,
+                    site=int(site) if ev.site else -1,
                     magnitude=float(mag),
                 )
             )
 
     age, pre_elig, pre_drop = _ro(age), _ro(pre_elig), _ro(pre_drop)
-    reported = _ro(np.round(reported, 3))
+    reported = _ro(reported)
+    # The agent's view holds copies: making one writeable again cannot alter the world.
+    visible = VisibleWorld(*(_ro(a.copy()) for a in (age, pre_elig, pre_drop, reported)))
     return World(
-        visible=VisibleWorld(age, pre_elig, pre_drop, reported),
+        visible=visible,
         world_type=world_type,
         age=age,
         eligibility=_ro(eligibility),
@@ -156,14 +235,16 @@ def draw_world(p: TaskParams, rng: np.random.Generator) -> World:
         prescreen_dropout=pre_drop,
         eligibility_u=_ro(eligibility_u),
         dropout_clock=_ro(dropout_clock),
-        arrival_day0=_ro(present),
-        arrival_order=_ro(later),
-        arrival_time=_ro(arrival_time),
+        home_site=_ro(home),
+        site_arrivals=arrivals,
         conversion=_ro(conversion),
         reported_conversion=reported,
         wait_days=_ro(wait_days),
         retention=_ro(retention),
         biased=_ro(biased),
+        arrival_rate=_ro(rate),
+        activation_day=_ro(activation),
         calendar={d: tuple(v) for d, v in calendar.items()},
         dropout_multiplier=float(dropout_multiplier),
+        hazard_clock=_ro(_hazard_clock(p, calendar, float(dropout_multiplier))),
     )
