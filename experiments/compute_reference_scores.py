@@ -13,10 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from clinbench.env.recruitment.references import REFERENCE_SEEDS, reference_means
+from clinbench.references.recruitment import REFERENCE_SEEDS, reference_means
 from clinbench.env.recruitment.tasks import TASK_VERSION, TASKS
 
-TARGET = Path(__file__).resolve().parents[1] / "clinbench/env/recruitment/reference_scores.py"
+TARGET = Path(__file__).resolve().parents[1] / "clinbench/references/recruitment_scores.py"
 
 
 def render() -> str:

@@ -22,7 +22,7 @@ from clinbench import protocol
 from clinbench.agents import AgentContext, make_agent
 from clinbench.agents.registry import _load_file
 from clinbench.env import make
-from clinbench.env.recruitment import references
+from clinbench.references import recruitment as references
 from clinbench.env.recruitment.simulator import RecruitmentEnv
 from clinbench.env.recruitment.world import World
 from clinbench.episode import play_episode

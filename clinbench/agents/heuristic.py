@@ -1,9 +1,13 @@
 """``heuristic``: the rule policy a trial operations lead would write.
 
 Rules, first that applies wins:
-1. Stop once the net count covers the target plus a dropout margin.
+1. Stop once the net count covers the target plus a dropout margin (patients still
+   in follow-up can drop out).
 2. Allocate the consented patient whose consent window closes first, to the open
-   site with the best optimistic conversion estimate (recent outcomes + a prior).
+   site with the best conversion estimate: the heuristic keeps its own tally of every
+   allocation it made per site (as an operations lead keeps a spreadsheet) with a
+   prior at the site's reported rate; other than the patient's home site, the estimate
+   is discounted by the task's stated penalty.
 3. Negotiate more capacity at the best site when the open slots cannot cover what is
    still needed.
 4. Recontact an eligible patient whose follow-up is due (before willingness cools).
@@ -18,6 +22,8 @@ Hyper-parameters:
     recontact_max_days (int, default 6): recontact only patients contacted at most this
         many days ago (later their willingness has cooled).
     outreach_below (int, default 8): boost outreach when fewer arrivals than this wait.
+    prior_attempts (float, default 4.0): weight, in allocations, of a site's reported
+        conversion in its estimate.
 """
 
 from __future__ import annotations
@@ -30,14 +36,23 @@ from clinbench.agents.context import AgentContext
 from clinbench.agents.registry import register_agent
 from clinbench.env.recruitment.actions import Action, ActionType
 from clinbench.env.recruitment.macro import (
-    best_open_site,
     best_screen_candidate,
+    is_open,
     phase_for,
     urgent_allocation_candidate,
     urgent_recontact_candidate,
 )
-from clinbench.env.recruitment.observation import Observation
+from clinbench.env.recruitment.observation import (
+    COMPLETED,
+    DROPPED_OUT,
+    ENROLLED,
+    ROW_STATE,
+    Observation,
+)
 from clinbench.env.recruitment.world import patient_id, site_id
+
+#: States of a patient whose allocation succeeded (enrolled, perhaps since finished).
+_ENROLLED = (ENROLLED, COMPLETED, DROPPED_OUT)
 
 
 @register_agent
@@ -52,6 +67,7 @@ class HeuristicAgent(Agent):
         stop_margin: float = 0.1,
         recontact_max_days: int = 6,
         outreach_below: int = 8,
+        prior_attempts: float = 4.0,
         **config: Any,
     ):
         super().__init__(context, **config)
@@ -59,13 +75,44 @@ class HeuristicAgent(Agent):
         self.stop_margin = stop_margin
         self.recontact_max_days = recontact_max_days
         self.outreach_below = outreach_below
+        self.prior_attempts = prior_attempts
+        self._tally_reset()
+
+    def reset(self, seed: Any = None) -> None:
+        super().reset(seed)
+        self._tally_reset()
+
+    def _tally_reset(self) -> None:
+        n = self.params.n_sites
+        self._attempts, self._successes = [0] * n, [0] * n
+        self._last_allocation: tuple[int, int] | None = None
+
+    def _tally(self, obs: Observation) -> None:
+        """Book yesterday's allocation: did the patient enrol?"""
+        if self._last_allocation is not None:
+            i, s = self._last_allocation
+            self._attempts[s] += 1
+            self._successes[s] += int(obs.patients[ROW_STATE, i] in _ENROLLED)
+            self._last_allocation = None
 
     # Choices a better-informed planner may override ------------------------------
     def pick_screen(self, obs: Observation) -> int:
         return best_screen_candidate(obs)
 
-    def pick_site(self, obs: Observation) -> int:
-        return best_open_site(obs, self.params.wait_penalty)
+    def pick_site(self, obs: Observation, patient: int) -> int:
+        p, prior = self.params, self.prior_attempts
+        home = obs.home_site(patient)
+        best, best_v = -1, -1.0
+        for s, site in enumerate(obs.sites):
+            if is_open(site):
+                conv = (self._successes[s] + prior * site.reported_conversion) / (
+                    self._attempts[s] + prior
+                )
+                v = conv / (1.0 + p.wait_penalty * site.wait_days)
+                v *= 1.0 if s == home else p.other_site_conversion
+                if v > best_v:
+                    best, best_v = s, v
+        return best
 
     def pick_recontact(self, obs: Observation) -> int:
         i = urgent_recontact_candidate(obs, self.params.cooloff_days)
@@ -75,6 +122,7 @@ class HeuristicAgent(Agent):
 
     # The rules --------------------------------------------------------------------
     def act(self, obs: Observation) -> Action:
+        self._tally(obs)
         p, c = self.params, obs.costs
         budget = obs.budget_remaining
         goal = math.ceil(p.target * (1.0 + self.stop_margin))
@@ -83,10 +131,13 @@ class HeuristicAgent(Agent):
             return Action(ActionType.STOP_RECRUITMENT)
 
         if obs.funnel.consented and budget >= c.enrol:
-            s = self.pick_site(obs)
+            i = urgent_allocation_candidate(obs)
+            s = self.pick_site(obs, i)
             if s >= 0:
-                i = urgent_allocation_candidate(obs)
-                return Action(ActionType.ALLOCATE_TO_SITE, patient_id=patient_id(i), site_id=site_id(s))
+                self._last_allocation = (i, s)
+                return Action(
+                    ActionType.ALLOCATE_TO_SITE, patient_id=patient_id(i), site_id=site_id(s)
+                )
 
         open_slots = sum(s.capacity_remaining for s in obs.sites if not s.under_audit)
         total_slots = sum(s.capacity_remaining for s in obs.sites)
@@ -96,7 +147,9 @@ class HeuristicAgent(Agent):
             and budget >= c.negotiate + c.enrol * min(need, 5)
         ):
             best = max(range(len(obs.sites)), key=lambda s: obs.sites[s].reported_conversion)
-            return Action(ActionType.ADJUST_STRATEGY, strategy_change=f"negotiate_site_{site_id(best)[-1]}")
+            return Action(
+                ActionType.ADJUST_STRATEGY, strategy_change=f"negotiate_site_{site_id(best)[-1]}"
+            )
 
         if obs.funnel.eligible and budget >= c.recontact + c.enrol:
             i = self.pick_recontact(obs)

@@ -2,7 +2,7 @@
 
 Both are means over the same 100 fixed world seeds, computed by
 ``experiments/compute_reference_scores.py`` and stored as constants in
-``reference_scores.py`` together with the task version they belong to. A normalised
+``recruitment_scores.py`` together with the task version they belong to. A normalised
 score is ``(score - random) / (planner - random)``: 0 is the random floor, 1 the
 oracle planner. It is never a min-max over the agents being compared.
 """
@@ -13,7 +13,7 @@ import numpy as np
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.registry import make_agent
-from clinbench.env.recruitment.planner import ReferencePlanner
+from clinbench.agents.reference_planner import ReferencePlanner
 from clinbench.env.registry import make
 from clinbench.episode import play_episode
 from clinbench.protocol import acting_seed
@@ -34,7 +34,7 @@ def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict
     env = make(env_id)
     policies = {
         "random": make_agent("random", AgentContext.of(env)),
-        "reference_planner": ReferencePlanner(env),
+        "reference_planner": ReferencePlanner(AgentContext.of(env), world=lambda: env.world),
     }
     return {
         name: float(np.mean([
@@ -46,7 +46,7 @@ def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict
 
 def normalised_score(task: str, score: float) -> float:
     """``(score - random) / (planner - random)`` with the stored references of ``task``."""
-    from clinbench.env.recruitment.reference_scores import REFERENCE_SCORES, TASK_VERSION
+    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
     from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
 
     if TASK_VERSION != CURRENT:

@@ -33,7 +33,7 @@ import numpy as np
 from clinbench import stats
 from clinbench.report.aggregate import FAMILY, build_aggregate
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
-from clinbench.report.results import Results, ResultsError
+from clinbench.report.results import Results, ResultsError, task_versions
 from clinbench.report.verdict import verdict
 
 TESTS = tuple(stats.T_TESTS)
@@ -62,7 +62,7 @@ def clean(value: Any) -> Any:
 
 def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Normalisation references of the tasks, and warnings when they do not apply."""
-    from clinbench.env.recruitment.reference_scores import REFERENCE_SCORES, TASK_VERSION
+    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
     from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
 
     notes = []
@@ -71,7 +71,19 @@ def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
         notes.append("task parameters were overridden: the stored normalisation references do not apply to them")
     if TASK_VERSION != CURRENT:
         notes.append(f"reference scores are for task version {TASK_VERSION}, tasks are version {CURRENT}")
+    ran = results_task_version(res)
+    if ran != TASK_VERSION:
+        notes.append(
+            f"the results ran task version {ran}, the stored references are for version {TASK_VERSION}: "
+            "no normalised scores"
+        )
+        return {}, notes
     return {t: dict(REFERENCE_SCORES[t]) for t in res.tasks if t in REFERENCE_SCORES}, notes
+
+
+def results_task_version(res: Results) -> Any:
+    """The task version every cell ran (``load_results`` refuses a mix)."""
+    return next(iter(task_versions(res.records)))
 
 
 def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, Any]]:
@@ -199,6 +211,7 @@ def build_report(
             "seeds": res.seeds,
             "complete_seeds": scope["seeds"],
             **res.manifest.get("protocol", {}),
+            "task_version": results_task_version(res),
             "references": refs,
             "normalisation": "(score - random) / (reference_planner - random), fixed per task version",
             "alpha": alpha,
