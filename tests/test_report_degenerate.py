@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from clinbench.charts import figures
 from clinbench.charts.data import ChartData
 from clinbench.cli.app import app
+from clinbench.env.recruitment.tasks import TASK_VERSION
 
 runner = CliRunner(env={"COLUMNS": "200"})
 TASKS = ["easy_bench", "medium_bench", "hard_bench"]
@@ -51,7 +52,7 @@ def write_results(folder: Path, scores: dict[tuple[str, str, int], list], seeds:
                     continue
                 record = {
                     "format": 1, "hash": h, "key": {"env": "recruitment", "task": task, "agent": agent, "seed": seed},
-                    "config": {}, "status": "ok", "curve": [],
+                    "config": {"task_version": TASK_VERSION}, "status": "ok", "curve": [],
                     "episodes": [{"score": v, "eval_seed": i} for i, v in enumerate(scores[task, agent, seed])],
                 }
                 # json.dumps writes NaN and Infinity as a hand-edited file could hold them
@@ -384,3 +385,32 @@ def test_charts_and_export_survive_a_friedman_test_that_is_undefined(tmp_path):
     data = ChartData(report=rep, results=pd.DataFrame(), curves=pd.DataFrame(), trajectories=pd.DataFrame())
     fig = figures.critical_difference(data, 7.0)
     assert "Friedman p = undefined (every block tied)" in fig.get_suptitle().replace("\n", " ")
+
+
+def _set_task_version(folder: Path, version, which=None) -> None:
+    """Rewrite the task version of every cell file (or of the first ``which`` files);
+    ``version=None`` drops the field, as cell files from before it was recorded."""
+    files = sorted((folder / "runs").glob("*.json"))
+    for path in files if which is None else files[:which]:
+        record = json.loads(path.read_text())
+        if version is None:
+            record["config"].pop("task_version")
+        else:
+            record["config"]["task_version"] = version
+        path.write_text(json.dumps(record))
+
+
+def test_a_report_refuses_to_mix_task_versions(tmp_path):
+    folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
+    _set_task_version(folder, None, which=1)  # one cell from before versions: version 1
+    result = invoke("report", "--results", folder, "--no-charts")
+    assert result.exit_code == 2
+    assert "mixes task versions" in result.output and "version 1: 1 cells" in result.output
+
+
+def test_results_of_another_task_version_get_no_normalised_scores(tmp_path):
+    folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
+    _set_task_version(folder, TASK_VERSION - 1)
+    rep = report(folder)
+    assert rep["aggregate"] == {} and rep["protocol"]["task_version"] == TASK_VERSION - 1
+    assert any(f"ran task version {TASK_VERSION - 1}" in w for w in rep["warnings"])

@@ -115,6 +115,16 @@ def bad_value(record: dict[str, Any]) -> str | None:
     return None
 
 
+def task_versions(records: dict[tuple[str, str, int], dict[str, Any]]) -> dict[Any, list[str]]:
+    """Cells by the task version they ran (a cell file from before versions were
+    recorded ran version 1, the only one then)."""
+    out: dict[Any, list[str]] = {}
+    for (task, agent, seed), record in records.items():
+        version = record.get("config", {}).get("task_version", 1)
+        out.setdefault(version, []).append(f"{agent} on {task} seed {seed}")
+    return out
+
+
 def load_results(folder: Path, skip_bad: bool = False) -> Results:
     """Read ``manifest.json`` and the cell files it lists; say what is missing or odd.
 
@@ -179,6 +189,13 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
         res.records[key] = record
     if not res.records:
         raise ResultsError(f"{folder} holds no finished cells ({len(res.missing)} missing or failed)")
+    versions = task_versions(res.records)
+    if len(versions) > 1:
+        raise ResultsError(
+            f"{folder} mixes task versions ("
+            + "; ".join(f"version {v}: {len(cells)} cells, e.g. {cells[0]}" for v, cells in versions.items())
+            + "): scores of different task versions are not comparable; re-run the sweep with --no-resume"
+        )
     if res.missing:
         res.warnings.append(
             f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task comparisons use the "

@@ -147,6 +147,12 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         },
     }
     try:
+        from clinbench.env.registry import spec
+
+        record["config"]["task_version"] = spec(f"{cell['env']}/{cell['task']}").version
+    except KeyError:
+        pass  # an unknown task fails below, in run_cell
+    try:
         _check_agent_code(cell)
         result = run_cell(
             f"{cell['env']}/{cell['task']}",
