@@ -45,7 +45,9 @@ class Protocol:
 
     def __post_init__(self) -> None:
         if self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1:
-            raise ValueError(f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1")
+            raise ValueError(
+                f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1"
+            )
 
 
 def stable_hash(name: str) -> int:
@@ -59,7 +61,9 @@ def evaluation_seeds(seed: int, n: int) -> list[int]:
     return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
 
 
-def cell_stream(seed: int, agent: str, env_id: str, purpose: int, *extra: int) -> np.random.Generator:
+def cell_stream(
+    seed: int, agent: str, env_id: str, purpose: int, *extra: int
+) -> np.random.Generator:
     """A Generator for one purpose of one cell."""
     seq = np.random.SeedSequence([seed, stable_hash(agent), stable_hash(env_id), purpose, *extra])
     return np.random.default_rng(seq)
@@ -130,7 +134,9 @@ class CurveEvaluator:
         if agent is not self._agent:
             raise ValueError("evaluate(agent) scores the agent being trained, nothing else")
         if self.calls >= self._limit:
-            raise RuntimeError(f"evaluate may be called at most {self._limit} times (the learning curve's points)")
+            raise RuntimeError(
+                f"evaluate may be called at most {self._limit} times (the learning curve's points)"
+            )
         self.calls += 1
         return float(self._score(copy.deepcopy(agent)))
 
@@ -161,10 +167,14 @@ class CellResult:
         return out
 
 
-def evaluate(env, agent, agent_name: str, env_id: str, seed: int, eval_seeds: list[int], record: bool = False) -> list[Episode]:
+def evaluate(
+    env, agent, agent_name: str, env_id: str, seed: int, eval_seeds: list[int], record: bool = False
+) -> list[Episode]:
     """Play the evaluation worlds; the agent's own randomness is per (cell, world)."""
     return [
-        play_episode(env, agent, s, agent_seed=acting_seed(seed, agent_name, env_id, s), record=record)
+        play_episode(
+            env, agent, s, agent_seed=acting_seed(seed, agent_name, env_id, s), record=record
+        )
         for s in eval_seeds
     ]
 
@@ -197,7 +207,14 @@ def run_cell(
                 protocol.train_episodes,
                 training_stream(seed, agent_name, env_id),
                 evaluate=CurveEvaluator(
-                    lambda a: float(np.mean([e.score for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)])),
+                    lambda a: float(
+                        np.mean(
+                            [
+                                e.score
+                                for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)
+                            ]
+                        )
+                    ),
                     agent,
                     protocol.curve_points,
                 ),

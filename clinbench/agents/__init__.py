@@ -2,6 +2,20 @@
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import agent_entries, agent_entry, agent_names, make_agent, register_agent
+from clinbench.agents.registry import (
+    agent_entries,
+    agent_entry,
+    agent_names,
+    make_agent,
+    register_agent,
+)
 
-__all__ = ["Agent", "AgentContext", "agent_entries", "agent_entry", "agent_names", "make_agent", "register_agent"]
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "agent_entries",
+    "agent_entry",
+    "agent_names",
+    "make_agent",
+    "register_agent",
+]

@@ -44,7 +44,8 @@ class Agent(ABC):
             raise TypeError(f"agent {self.name!r} has no parameter(s) {sorted(config)}")
         if "*" not in self.envs and context.spec.env not in self.envs:
             raise ValueError(
-                f"agent {self.name!r} plays {list(self.envs)} environments, not {context.spec.env!r}"
+                f"agent {self.name!r} plays {list(self.envs)} environments, "
+                f"not {context.spec.env!r}"
             )
         self.env_spec = context.spec
         self.macros = context.macro_space

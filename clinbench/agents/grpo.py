@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.ppo import ppo_update
 from clinbench.agents.core.rollout import Trajectory, collect_group, group_advantages
 from clinbench.agents.learner import LearningAgent
+from clinbench.agents.registry import register_agent
 from clinbench.env.base import Env
 
 
@@ -70,7 +70,9 @@ class GRPOAgent(LearningAgent):
             self.update(group, self.step_advantages(group), optimizer, reference)
             self.progress(iteration, seen)
 
-    def update(self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference) -> None:
+    def update(
+        self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference
+    ) -> None:
         """One PPO-clip update on the group with the given per-step advantages."""
         x = self.std(np.concatenate([t.x for t in group]))
         mask = np.concatenate([t.mask for t in group])
@@ -81,6 +83,16 @@ class GRPOAgent(LearningAgent):
             return
         ref_logp = reference.forward(x, mask).logp
         ppo_update(
-            self.policy, optimizer, x, mask, actions, old_logp, adv, ref_logp,
-            epochs=self.epochs, clip_eps=self.clip_eps, kl_beta=self.kl_beta, ent_coef=self.ent_coef,
+            self.policy,
+            optimizer,
+            x,
+            mask,
+            actions,
+            old_logp,
+            adv,
+            ref_logp,
+            epochs=self.epochs,
+            clip_eps=self.clip_eps,
+            kl_beta=self.kl_beta,
+            ent_coef=self.ent_coef,
         )

@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import register_agent
 from clinbench.agents.core.regression import MultinomialLogistic
 from clinbench.agents.core.rollout import Trajectory
 from clinbench.agents.grpo import GRPOAgent
+from clinbench.agents.registry import register_agent
 
 
 @register_agent
@@ -64,7 +64,9 @@ class HCAPOAgent(GRPOAgent):
         self.rho_clip, self.smoothing = tuple(rho_clip), smoothing
         self.hindsight_rows = hindsight_rows
         self.buffer: deque[tuple[list[Trajectory], np.ndarray]] = deque(maxlen=buffer_groups)
-        self.hindsight = MultinomialLogistic(self.macros.n, alpha=hindsight_l2, max_iter=hindsight_iters)
+        self.hindsight = MultinomialLogistic(
+            self.macros.n, alpha=hindsight_l2, max_iter=hindsight_iters
+        )
 
     def step_advantages(self, group: list[Trajectory]) -> list[np.ndarray]:
         macro = super().step_advantages(group)
@@ -92,7 +94,10 @@ class HCAPOAgent(GRPOAgent):
             for traj, z in zip(group, success, strict=True):
                 rows.append(self._inputs(traj, z))
                 labels.append(traj.actions)
-        x, y = np.concatenate(rows)[-self.hindsight_rows:], np.concatenate(labels)[-self.hindsight_rows:]
+        x, y = (
+            np.concatenate(rows)[-self.hindsight_rows :],
+            np.concatenate(labels)[-self.hindsight_rows :],
+        )
         self.hindsight.fit(x, y)
 
     def hindsight_prob(self, traj: Trajectory, z: float) -> np.ndarray:
@@ -116,4 +121,3 @@ class HCAPOAgent(GRPOAgent):
         if sd < 1e-12:
             return [np.zeros_like(q) for q in qs]
         return [(q - mean) / sd for q in qs]
-

@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import make_agent, register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.rollout import collect_group
 from clinbench.agents.grpo import GRPOAgent
+from clinbench.agents.registry import make_agent, register_agent
 from clinbench.env.base import Env
 
 
@@ -92,7 +92,7 @@ class KLongAgent(GRPOAgent):
     @staticmethod
     def context(history: list[np.ndarray] | np.ndarray, t: int, lookback: int) -> np.ndarray:
         """[features_t, features_0 (pinned), mean of features over the look-back before t]."""
-        past = history[max(0, t - lookback):t]
+        past = history[max(0, t - lookback) : t]
         summary = np.mean(past, axis=0) if len(past) else history[0]
         return np.concatenate([history[t], history[0], summary])
 
@@ -160,4 +160,6 @@ class KLongAgent(GRPOAgent):
         optimizer = Adam(self.policy.params, lr=self.lr)
         for _ in range(self.imitation_steps):
             fwd = self.policy.forward(x, mask)
-            optimizer.step(self.policy.params, self.policy.backward(fwd, grad_log_prob(fwd, y) / y.size))
+            optimizer.step(
+                self.policy.params, self.policy.backward(fwd, grad_log_prob(fwd, y) / y.size)
+            )

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import register_agent
 from clinbench.agents.core.rollout import Trajectory, group_advantages
 from clinbench.agents.grpo import GRPOAgent
+from clinbench.agents.registry import register_agent
 
 FAILED_READS = frozenset({"memory_not_found", "missing_memory_query", "missing_memory_key"})
 #: summary fields that must change for a new write to carry new information
@@ -42,7 +42,9 @@ STATE_KEYS = ("enrolled", "screened", "consented", "dropped_out")
 @register_agent
 class MemexRLAgent(GRPOAgent):
     name = "memexrl"
-    description = "indexed memory as actions (write / dereference by key), GRPO on a memory-aware reward"
+    description = (
+        "indexed memory as actions (write / dereference by key), GRPO on a memory-aware reward"
+    )
     envs = ("recruitment",)
 
     def __init__(
@@ -73,7 +75,9 @@ class MemexRLAgent(GRPOAgent):
         if obs.retrieved_memory_context:
             self._reads += 1
             self._record_day = obs.retrieved_memory_context[0].day
-        age = 1.0 if self._record_day is None else (obs.timestamp - self._record_day) / obs.max_steps
+        age = (
+            1.0 if self._record_day is None else (obs.timestamp - self._record_day) / obs.max_steps
+        )
         status = [
             min(2.0, len(obs.indexed_memory_summary) / self.slot_budget),
             min(2.0, self._reads / self.slot_budget),

@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import register_agent
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.regression import Logistic, Ridge
 from clinbench.agents.core.rollout import Trajectory, rollout
 from clinbench.agents.learner import LearningAgent
+from clinbench.agents.registry import register_agent
 from clinbench.env.base import Env
 
 MILESTONE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
@@ -81,7 +81,9 @@ def progress_labels(summaries: list[dict[str, float]], screen_fail_bound: float)
 @register_agent
 class MIRAAgent(LearningAgent):
     name = "mira"
-    description = "milestone potential shaping + success critic, phase-wise offline actor regression"
+    description = (
+        "milestone potential shaping + success critic, phase-wise offline actor regression"
+    )
     envs = ("recruitment",)
 
     def __init__(

@@ -79,7 +79,9 @@ class AgentEntry:
     def require(self) -> type[Agent]:
         """The class, or AgentLoadError saying why it cannot run."""
         if self.factory is None or self.unavailable:
-            raise AgentLoadError(f"agent {self.name!r} is unavailable: {self.unavailable}", self.details)
+            raise AgentLoadError(
+                f"agent {self.name!r} is unavailable: {self.unavailable}", self.details
+            )
         return self.factory
 
 
@@ -174,7 +176,9 @@ def plugin_code(cls: type[Agent]) -> str:
 # ---------------------------------------------------------------------- discovery
 def _missing_requirements(cls: type[Agent]) -> str | None:
     """The install hint when a library the class requires is not importable."""
-    missing = [m for m in getattr(cls, "requires_modules", ()) if importlib.util.find_spec(m) is None]
+    missing = [
+        m for m in getattr(cls, "requires_modules", ()) if importlib.util.find_spec(m) is None
+    ]
     if not missing:
         return None
     hint = getattr(cls, "install_hint", "")
@@ -219,8 +223,15 @@ def _from_entry_point(ep: metadata.EntryPoint) -> AgentEntry:
         cls = ep.load()
     except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
         return AgentEntry(
-            ep.name, ep.name, _ep_source(ep), "", False, ("*",), None,
-            unavailable=f"entry point {ep.name} = {ep.value!r} ({_ep_source(ep)}) failed to import: "
+            ep.name,
+            ep.name,
+            _ep_source(ep),
+            "",
+            False,
+            ("*",),
+            None,
+            unavailable=f"entry point {ep.name} = {ep.value!r} ({_ep_source(ep)}) "
+            f"failed to import: "
             f"{type(exc).__name__}: {exc}",
             details=traceback.format_exc(),
         )
@@ -247,7 +258,9 @@ def is_spec_string(ref: str) -> bool:
 def _from_spec_string(ref: str) -> AgentEntry:
     target, _, attr = ref.rpartition(":")
     if not target or not attr:
-        raise AgentLoadError(f"agent spec {ref!r} must be 'module:Class' or 'path/to/file.py:Class'")
+        raise AgentLoadError(
+            f"agent spec {ref!r} must be 'module:Class' or 'path/to/file.py:Class'"
+        )
     try:
         if target.endswith(".py"):
             path = Path(target).expanduser().resolve()
@@ -264,10 +277,14 @@ def _from_spec_string(ref: str) -> AgentEntry:
     except AgentLoadError:
         raise
     except Exception as exc:
-        raise AgentLoadError(f"agent spec {ref!r} failed to import: {type(exc).__name__}: {exc}") from exc
+        raise AgentLoadError(
+            f"agent spec {ref!r} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
-        raise AgentLoadError(f"agent class {ref!r} has no string attribute 'name' (its name in results)")
+        raise AgentLoadError(
+            f"agent class {ref!r} has no string attribute 'name' (its name in results)"
+        )
     if _dist := _distribution_of(module.__name__):
         source = f"{source} ({_dist})"
     return _entry(name, ref, source, cls)
@@ -279,15 +296,33 @@ def agent_entries() -> list[AgentEntry]:
 
     Entry points named like a built-in are reported as unavailable (a clash)."""
     _load_builtin()
-    order = sorted(_BUILTIN, key=lambda n: (BASELINES.index(n) if n in BASELINES else len(BASELINES), n))
+    order = sorted(
+        _BUILTIN, key=lambda n: (BASELINES.index(n) if n in BASELINES else len(BASELINES), n)
+    )
     out = [_entry(n, n, "clinbench", _BUILTIN[n]) for n in order]
     eps = entry_points()
-    order_eps = sorted(eps, key=lambda n: (REFERENCE_LEARNERS.index(n) if n in REFERENCE_LEARNERS else len(REFERENCE_LEARNERS), n))
+    order_eps = sorted(
+        eps,
+        key=lambda n: (
+            REFERENCE_LEARNERS.index(n) if n in REFERENCE_LEARNERS else len(REFERENCE_LEARNERS),
+            n,
+        ),
+    )
     for name, ep in ((n, eps[n]) for n in order_eps):
         if name in _BUILTIN:
             out.append(
-                AgentEntry(name, name, _ep_source(ep), "", False, ("*",), None,
-                           unavailable=f"entry point {name!r} ({_ep_source(ep)}) clashes with the built-in agent")
+                AgentEntry(
+                    name,
+                    name,
+                    _ep_source(ep),
+                    "",
+                    False,
+                    ("*",),
+                    None,
+                    unavailable=(
+                        f"entry point {name!r} ({_ep_source(ep)}) clashes with the built-in agent"
+                    ),
+                )
             )
         else:
             out.append(_from_entry_point(ep))
@@ -311,7 +346,8 @@ def agent_entry(ref: str) -> AgentEntry:
         entry = _from_spec_string(ref)
         if entry.name in _BUILTIN or entry.name in entry_points():
             raise AgentLoadError(
-                f"agent {ref!r} is named {entry.name!r}, which is already an agent; give its class another name"
+                f"agent {ref!r} is named {entry.name!r}, which is already an agent; "
+                "give its class another name"
             )
         return entry
     eps = entry_points()
@@ -319,7 +355,8 @@ def agent_entry(ref: str) -> AgentEntry:
         return _from_entry_point(eps[ref])
     valid = [e.name for e in agent_entries() if e.unavailable is None]
     raise AgentLoadError(
-        f"unknown agent {ref!r}; valid: {', '.join(valid)} (or a spec string 'module:Class' / 'file.py:Class')"
+        f"unknown agent {ref!r}; valid: {', '.join(valid)} "
+        "(or a spec string 'module:Class' / 'file.py:Class')"
     )
 
 
@@ -336,7 +373,9 @@ def agent_parameters(entry: AgentEntry) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for klass in cls.__mro__:
         if "__init__" in klass.__dict__ and klass is not object:
-            params = list(inspect.signature(klass.__init__).parameters.values())[2:]  # self, context
+            params = list(inspect.signature(klass.__init__).parameters.values())[
+                2:
+            ]  # self, context
             for p in params:
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                     out.setdefault(p.name, p.default)

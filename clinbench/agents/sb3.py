@@ -130,7 +130,9 @@ class _SB3Agent(Agent):
             callback.record(0)
         return self.curve
 
-    def _callback(self, budget: int, marks: list[int], evaluate: Callable[[Agent], float] | None) -> Any:
+    def _callback(
+        self, budget: int, marks: list[int], evaluate: Callable[[Agent], float] | None
+    ) -> Any:
         """Stops at exactly ``budget`` steps and records the curve at its marks."""
         from stable_baselines3.common.callbacks import BaseCallback
 
@@ -179,7 +181,9 @@ class _TrainingWorlds(gym.Wrapper):
         self._mask = np.ones(env.action_space.n, dtype=bool)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        obs, info = self.env.reset(seed=int(self._rng.integers(TRAIN_SEED_LOW, TRAIN_SEED_HIGH)), options=options)
+        obs, info = self.env.reset(
+            seed=int(self._rng.integers(TRAIN_SEED_LOW, TRAIN_SEED_HIGH)), options=options
+        )
         self._mask = info["action_mask"].astype(bool)
         return obs, info
 
@@ -194,7 +198,9 @@ class _TrainingWorlds(gym.Wrapper):
 
 class PPOAgent(_SB3Agent):
     name = "ppo"
-    description = "stable-baselines3 PPO through the Gymnasium adapter, no action mask (optional extra sb3)"
+    description = (
+        "stable-baselines3 PPO through the Gymnasium adapter, no action mask (optional extra sb3)"
+    )
 
 
 class MaskablePPOAgent(_SB3Agent):

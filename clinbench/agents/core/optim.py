@@ -8,7 +8,9 @@ import numpy as np
 class Adam:
     """Maximises: ``step(params, grads)`` moves params along the gradient."""
 
-    def __init__(self, params: dict[str, np.ndarray], lr: float = 0.01, betas=(0.9, 0.999), eps=1e-8):
+    def __init__(
+        self, params: dict[str, np.ndarray], lr: float = 0.01, betas=(0.9, 0.999), eps=1e-8
+    ):
         self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}

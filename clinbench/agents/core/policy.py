@@ -83,7 +83,9 @@ class SoftmaxPolicy:
             }
         return {"W": g_logits.T @ fwd.x, "b": g_logits.sum(axis=0)}
 
-    def choose(self, x: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None) -> tuple[int, float]:
+    def choose(
+        self, x: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None
+    ) -> tuple[int, float]:
         """Sample (``rng`` given) or take the argmax; returns (action, log prob)."""
         z, _ = self.logits(x)
         with np.errstate(invalid="ignore"):

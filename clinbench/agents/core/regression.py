@@ -48,7 +48,9 @@ class Logistic:
     max_iter: int = 200
     coef: np.ndarray | None = None
 
-    def loss_and_grad(self, theta: np.ndarray, xb: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    def loss_and_grad(
+        self, theta: np.ndarray, xb: np.ndarray, y: np.ndarray
+    ) -> tuple[float, np.ndarray]:
         z = xb @ theta
         # -log-likelihood: sum log(1 + e^z) - y z, computed stably
         nll = np.sum(np.logaddexp(0.0, z) - y * z)
@@ -60,7 +62,7 @@ class Logistic:
     def fit(self, x: np.ndarray, y: np.ndarray) -> Logistic:
         xb = _with_bias(x)
         theta0 = np.zeros(xb.shape[1]) if self.coef is None else self.coef
-        res = optimize.minimize(self.loss_and_grad, theta0, args=(xb, y.astype(float)), jac=True, method="L-BFGS-B", options={"maxiter": self.max_iter})
+        res = _lbfgs(self.loss_and_grad, theta0, (xb, y.astype(float)), self.max_iter)
         self.coef = res.x
         return self
 
@@ -79,7 +81,9 @@ class MultinomialLogistic:
     max_iter: int = 200
     coef: np.ndarray | None = None  # (features + 1, classes)
 
-    def loss_and_grad(self, theta: np.ndarray, xb: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    def loss_and_grad(
+        self, theta: np.ndarray, xb: np.ndarray, y: np.ndarray
+    ) -> tuple[float, np.ndarray]:
         w = theta.reshape(xb.shape[1], self.n_classes)
         logp = log_softmax(xb @ w, axis=1)
         nll = -logp[np.arange(y.size), y].sum()
@@ -93,7 +97,7 @@ class MultinomialLogistic:
     def fit(self, x: np.ndarray, y: np.ndarray) -> MultinomialLogistic:
         xb = _with_bias(x)
         theta0 = np.zeros(xb.shape[1] * self.n_classes) if self.coef is None else self.coef.ravel()
-        res = optimize.minimize(self.loss_and_grad, theta0, args=(xb, y.astype(int)), jac=True, method="L-BFGS-B", options={"maxiter": self.max_iter})
+        res = _lbfgs(self.loss_and_grad, theta0, (xb, y.astype(int)), self.max_iter)
         self.coef = res.x.reshape(xb.shape[1], self.n_classes)
         return self
 
@@ -101,3 +105,10 @@ class MultinomialLogistic:
         if self.coef is None:
             return np.full((x.shape[0], self.n_classes), 1.0 / self.n_classes)
         return np.exp(log_softmax(_with_bias(x) @ self.coef, axis=1))
+
+
+def _lbfgs(fun, theta0: np.ndarray, args: tuple, max_iter: int):
+    """Minimise ``fun(theta, *args) -> (loss, grad)`` with L-BFGS-B."""
+    return optimize.minimize(
+        fun, theta0, args=args, jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
+    )

@@ -83,7 +83,9 @@ def rollout(env: Env, act: ActFn, world_seed: int, horizon: int | None = None) -
     )
 
 
-def collect_group(env: Env, act: ActFn, world_seed: int, size: int, horizon: int | None = None) -> list[Trajectory]:
+def collect_group(
+    env: Env, act: ActFn, world_seed: int, size: int, horizon: int | None = None
+) -> list[Trajectory]:
     """``size`` episodes of one world seed (the policy's sampling makes them differ)."""
     return [rollout(env, act, world_seed, horizon) for _ in range(size)]
 
