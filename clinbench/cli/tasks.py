@@ -31,6 +31,10 @@ _MAIN_PARAMS: dict[str, tuple[str, ...]] = {
         "strategy_cost",
         "prescreen_noise_sd",
         "dropout_base",
+        "followup_days",
+        "site_rate_mean",
+        "site_rate_cv",
+        "never_enrol_prob",
         "event_rate_per_day",
         "world_types",
     ),
@@ -43,6 +47,9 @@ _LABELS = {
     "n_sites": "sites",
     "prescreen_noise_sd": "pre-screen noise sd",
     "event_rate_per_day": "events / day (total)",
+    "site_rate_mean": "site arrivals / day (mean)",
+    "site_rate_cv": "site rate CV",
+    "never_enrol_prob": "P(site never enrols)",
 }
 #: Shown elsewhere (title, header, description row).
 _IDENTITY = frozenset({"name", "description"})
