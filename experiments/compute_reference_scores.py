@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from clinbench.references.recruitment import REFERENCE_SEEDS, reference_means
 from clinbench.env.recruitment.tasks import TASK_VERSION, TASKS
+from clinbench.references.recruitment import REFERENCE_SEEDS, reference_means
 
 TARGET = Path(__file__).resolve().parents[1] / "clinbench/references/recruitment_scores.py"
 

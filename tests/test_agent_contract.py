@@ -22,11 +22,11 @@ from clinbench import protocol
 from clinbench.agents import AgentContext, make_agent
 from clinbench.agents.registry import _load_file
 from clinbench.env import make
-from clinbench.references import recruitment as references
 from clinbench.env.recruitment.simulator import RecruitmentEnv
 from clinbench.env.recruitment.world import World
 from clinbench.episode import play_episode
 from clinbench.protocol import TrainingEnv, acting_seed, evaluation_seeds, training_stream
+from clinbench.references import recruitment as references
 from clinbench.sweep.cells import run_cell_record
 
 PLUGIN = Path(__file__).parent / "plugins" / "recording_agent.py"

@@ -78,7 +78,7 @@ def test_ppo_objective_gradient_matches_finite_differences(hidden):
     # old log probs spread around the current ones, so that both clip branches occur
     old_logp = pol.forward(x, mask).logp[np.arange(ROWS), actions] + rng.normal(0, 0.3, ROWS)
     adv = rng.normal(size=ROWS)
-    kw = dict(clip_eps=0.2, kl_beta=0.3, ent_coef=0.05)
+    kw = {"clip_eps": 0.2, "kl_beta": 0.3, "ent_coef": 0.05}
     ratio = np.exp(pol.forward(x, mask).logp[np.arange(ROWS), actions] - old_logp)
     assert np.any(np.abs(ratio - 1) > 0.2) and np.any(np.abs(ratio - 1) < 0.2)
 

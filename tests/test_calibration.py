@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from clinbench.agents.context import AgentContext
+from clinbench.agents.reference_planner import ReferencePlanner
 from clinbench.agents.registry import make_agent
 from clinbench.env import make
 from clinbench.env.recruitment import TASKS
-from clinbench.agents.reference_planner import ReferencePlanner
 from clinbench.episode import play_episode
 from clinbench.protocol import acting_seed
 
@@ -68,8 +68,8 @@ def test_stored_reference_scores_are_current():
 
 
 def test_normalised_score_maps_references_to_zero_and_one():
-    from clinbench.references.recruitment_scores import REFERENCE_SCORES
     from clinbench.references.recruitment import normalised_score
+    from clinbench.references.recruitment_scores import REFERENCE_SCORES
 
     for task, ref in REFERENCE_SCORES.items():
         assert normalised_score(task, ref["random"]) == pytest.approx(0.0, abs=1e-12)

@@ -66,7 +66,7 @@ class DistrustTopSite(HeuristicAgent):
 
 def _policy(name: str, env):
     ctx = AgentContext.of(env)
-    planner = lambda: ReferencePlanner(ctx, world=lambda: env.world)  # noqa: E731
+    planner = lambda: ReferencePlanner(ctx, world=lambda: env.world)
     policies = {
         "heuristic": lambda: make_agent("heuristic", ctx),
         "planner": planner,

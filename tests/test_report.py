@@ -383,10 +383,10 @@ def test_reproducible_reports_are_byte_identical(copy, smoke):
 
 
 def test_without_reproducible_the_generation_time_is_recorded(copy):
-    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
     rep = report(copy)
     generated = dt.datetime.fromisoformat(rep["generated"])
-    assert before <= generated <= dt.datetime.now(dt.timezone.utc)
+    assert before <= generated <= dt.datetime.now(dt.UTC)
     assert f"Generated {rep['generated']}" in (copy / "benchmark_report.md").read_text()
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import make_agent
 from clinbench.agents.reference_planner import ReferencePlanner
+from clinbench.agents.registry import make_agent
 from clinbench.env.registry import make
 from clinbench.episode import play_episode
 from clinbench.protocol import acting_seed
@@ -46,8 +46,8 @@ def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict
 
 def normalised_score(task: str, score: float) -> float:
     """``(score - random) / (planner - random)`` with the stored references of ``task``."""
-    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
     from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
+    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
 
     if TASK_VERSION != CURRENT:
         raise RuntimeError(

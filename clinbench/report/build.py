@@ -62,8 +62,8 @@ def clean(value: Any) -> Any:
 
 def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Normalisation references of the tasks, and warnings when they do not apply."""
-    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
     from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
+    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
 
     notes = []
     overrides = (res.config.get("env") or {}).get("overrides") or {}

@@ -141,7 +141,7 @@ def run_sweep(
 ) -> SweepOutcome:
     """Run (or resume) the sweep of ``cfg`` and rebuild its tidy outputs and manifest."""
     console = console or Console(stderr=True)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     runs = cfg.results / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -166,7 +166,7 @@ def run_sweep(
     todo_hash = {id(c): h for c, h in zip(cells, hashes, strict=True)}
     outcome = SweepOutcome(total=len(cells), ran=0, resumed=len(records), corrupt=corrupt)
     used_jobs = 0  # jobs actually used (0 when every cell was resumed)
-    for h, r in records.items():
+    for r in records.values():
         if r["status"] == "failed":
             outcome.failed.append(r)
 
@@ -224,7 +224,7 @@ def run_sweep(
             backend=cfg.launcher.backend,
             jobs=used_jobs,
             started=started.isoformat(timespec="seconds"),
-            finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             wall_seconds=round(outcome.wall_seconds, 3),
             grid={"env": cfg.env, "tasks": list(cfg.tasks), "agents": list(cfg.agents), "seeds": list(cfg.protocol.seeds)},
             protocol={

@@ -31,7 +31,7 @@ def git_state(root: Path) -> dict[str, Any]:
     """
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+            out = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
