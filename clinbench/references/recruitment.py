@@ -26,7 +26,7 @@ def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict
     """Mean score of ``random`` and of the reference planner over ``seeds``.
 
     ``random`` is built from the task's public context like any agent; the planner is
-    the one policy handed the live environment (it reads the hidden truth by design).
+    the one policy handed the hidden world, explicitly (it reads the truth by design).
     Each is reset with its own seed per world (:func:`clinbench.protocol.acting_seed`
     with the world seed as the cell seed), never the world seed.
     """
