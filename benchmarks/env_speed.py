@@ -59,16 +59,26 @@ def measure(env_id: str, episodes: int, resets: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--episodes", type=int, default=50)
     parser.add_argument("--resets", type=int, default=300)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     results = {env_id: measure(env_id, args.episodes, args.resets) for env_id in env_ids()}
     if args.json:
-        print(json.dumps({"machine": platform.processor() or platform.machine(), "results": results}, indent=2))
+        print(
+            json.dumps(
+                {"machine": platform.processor() or platform.machine(), "results": results},
+                indent=2,
+            )
+        )
         return
-    print(f"machine: {platform.machine()} {platform.processor()}, python {platform.python_version()}, one core")
+    print(
+        f"machine: {platform.machine()} {platform.processor()}, python "
+        f"{platform.python_version()}, one core"
+    )
     print(f"{'task':28s} {'steps/s (heuristic)':>20s} {'steps/s (env only)':>19s} {'reset ms':>9s}")
     for env_id, r in results.items():
         print(

@@ -19,7 +19,9 @@ from clinbench.report import make_report
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--results", type=Path, default=Path("data/sweep_results"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -31,8 +33,10 @@ def main() -> None:
         render_all(folder, None)
         t2 = time.perf_counter()
     p = report["protocol"]
-    print(f"grid: {len(p['agents'])} agents x {len(p['tasks'])} tasks x {len(p['seeds'])} seeds, "
-          f"{p['bootstrap_reps']} bootstrap replicates")
+    print(
+        f"grid: {len(p['agents'])} agents x {len(p['tasks'])} tasks x {len(p['seeds'])} seeds, "
+        f"{p['bootstrap_reps']} bootstrap replicates"
+    )
     print(f"report (statistics + JSON + Markdown): {t1 - t0:.2f} s")
     print(f"charts (9 charts, SVG + PNG):          {t2 - t1:.2f} s")
 

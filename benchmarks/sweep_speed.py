@@ -22,16 +22,31 @@ from pathlib import Path
 
 
 def timed_sweep(jobs: int, overrides: list[str], folder: Path) -> float:
-    cmd = [sys.executable, "-m", "clinbench.cli.app", "sweep", "--no-resume", "--quiet",
-           "--jobs", str(jobs), "--results", str(folder), *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "clinbench.cli.app",
+        "sweep",
+        "--no-resume",
+        "--quiet",
+        "--jobs",
+        str(jobs),
+        "--results",
+        str(folder),
+        *overrides,
+    ]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("overrides", nargs="*", help="sweep flags / Hydra overrides, e.g. preset=smoke")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="sweep flags / Hydra overrides, e.g. preset=smoke"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

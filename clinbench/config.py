@@ -41,7 +41,9 @@ def config_dir() -> Path:
     env = os.environ.get("CLINBENCH_CONF_DIR")
     path = Path(env) if env else Path(__file__).resolve().parents[1] / "conf"
     if not (path / "config.yaml").exists():
-        raise ConfigError(f"no config.yaml in {path}: run from a clinbench checkout or set CLINBENCH_CONF_DIR")
+        raise ConfigError(
+            f"no config.yaml in {path}: run from a clinbench checkout or set CLINBENCH_CONF_DIR"
+        )
     return path
 
 
@@ -132,7 +134,9 @@ def _explain(message: str) -> str:
     not at all, and suggests ``+key=value``, which would add a key nothing reads)."""
     group = re.search(r"Could not find '([\w-]+)/", message)
     if group:
-        return f"bad override: {message}; valid {group[1]} options: {', '.join(available(group[1]))}"
+        return (
+            f"bad override: {message}; valid {group[1]} options: {', '.join(available(group[1]))}"
+        )
     key = re.search(r"Could not override '([\w.-]+)'", message)
     if key:
         parent = key[1].rpartition(".")[0]
@@ -168,9 +172,11 @@ def validate(cfg: DictConfig) -> SweepConfig:
     for e in entries:
         if e.source == "clinbench" and e.name not in raw["agent"]:
             raise ConfigError(f"agent {e.name!r} has no config file conf/agent/{e.name}.yaml")
-    for name in (set(tasks) | set(raw["env"].get("overrides") or {})):
+    for name in set(tasks) | set(raw["env"].get("overrides") or {}):
         if name not in env_tasks:
-            raise ConfigError(f"env.overrides names unknown task {name!r}; valid: {', '.join(env_tasks)}")
+            raise ConfigError(
+                f"env.overrides names unknown task {name!r}; valid: {', '.join(env_tasks)}"
+            )
     if len(set(tasks)) != len(tasks) or len(set(agents)) != len(agents):
         raise ConfigError("tasks and agents must not repeat")
 
@@ -270,11 +276,15 @@ def _check_agent_keys(entries: list[AgentEntry], params: dict[str, Any]) -> None
             entry = agent_entry(name)
         except AgentLoadError:
             continue
-        if entry.factory is not None:  # an optional agent not installed here still has its signature
+        if (
+            entry.factory is not None
+        ):  # an optional agent not installed here still has its signature
             accepted = agent_parameters(dataclasses.replace(entry, unavailable=None))
             unknown = sorted(set(params[name] or {}) - set(accepted))
             if unknown:
-                raise ConfigError(f"agent {name!r} has no parameter(s) {unknown}; valid: {sorted(accepted)}")
+                raise ConfigError(
+                    f"agent {name!r} has no parameter(s) {unknown}; valid: {sorted(accepted)}"
+                )
 
 
 def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, Any]]) -> None:
@@ -285,7 +295,9 @@ def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, A
         defaults = agent_parameters(e)
         unknown = sorted(set(params[e.name]) - set(defaults))
         if unknown:
-            raise ConfigError(f"agent {e.name!r} has no parameter(s) {unknown}; valid: {sorted(defaults)}")
+            raise ConfigError(
+                f"agent {e.name!r} has no parameter(s) {unknown}; valid: {sorted(defaults)}"
+            )
         for name, value in params[e.name].items():
             _check_kind(f"agent.{e.name}.{name}", value, defaults[name])
 
@@ -307,7 +319,13 @@ def _check_env_overrides(env: str, overrides: dict[str, dict[str, Any]]) -> None
 
 
 #: Kinds of value a parameter of a given default kind accepts.
-_ACCEPTS = {"bool": {"bool"}, "int": {"int"}, "float": {"int", "float"}, "list": {"list"}, "str": {"str"}}
+_ACCEPTS = {
+    "bool": {"bool"},
+    "int": {"int"},
+    "float": {"int", "float"},
+    "list": {"list"},
+    "str": {"str"},
+}
 
 
 def _check_kind(where: str, value: Any, default: Any) -> None:
@@ -318,7 +336,13 @@ def _check_kind(where: str, value: Any, default: Any) -> None:
 
 
 def _kind(value: Any) -> str | None:
-    for kind, types in (("bool", bool), ("int", int), ("float", float), ("list", (list, tuple)), ("str", str)):
+    for kind, types in (
+        ("bool", bool),
+        ("int", int),
+        ("float", float),
+        ("list", (list, tuple)),
+        ("str", str),
+    ):
         if isinstance(value, types):
             return kind
     return None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clinbench.env.base import Env
+from clinbench.env.registry import family
 
 
 @dataclass
@@ -18,11 +19,11 @@ class Episode:
     steps: int
     score_parts: dict[str, float]
     terminated_by: str
-    net_enrolled: int
-    budget_used: float
-    #: ``obs.summary()["progress"]`` on each day from 0 to the last; days skipped by
+    #: the family's episode metrics, read from the final ``info`` (``Family.episode_metrics``)
+    metrics: dict[str, float] = field(default_factory=dict)
+    #: ``obs.summary()["progress"]`` at each time from 0 to the last; times skipped by
     #: an early stop hold the value at the stop (the last entry is the final value)
-    progress_by_day: list[float] = field(default_factory=list)
+    progress_by_time: list[float] = field(default_factory=list)
     steps_log: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -39,21 +40,21 @@ def play_episode(
     (never the world seed: from it an agent could rebuild the world and its luck; see
     :func:`clinbench.protocol.acting_seed`), let the agent act until the episode ends.
 
-    ``record`` keeps each day's action, reward, error and observation summary.
+    ``record`` keeps each step's action, reward, error and observation summary.
     """
     obs, _ = env.reset(seed=seed, options=options)
     agent.reset(agent_seed)
     total, done, info = 0.0, False, {}
     summary = obs.summary()
-    progress = {summary["day"]: summary["progress"]}
+    progress = {summary["time"]: summary["progress"]}
     log: list[dict[str, Any]] = []
     while not done:
         action = agent.act(obs)
-        day = obs.timestamp
+        time = summary["time"]
         obs, reward, done, _, info = env.step(action)
         total += reward
         summary = obs.summary()
-        progress[summary["day"]] = summary["progress"]
+        progress[summary["time"]] = summary["progress"]
         if record:
             log.append(
                 {
@@ -62,7 +63,7 @@ def play_episode(
                     "error": info["error"],
                     "outcome": info["outcome"],
                     **summary,
-                    "day": day,
+                    "time": time,
                 }
             )
     return Episode(
@@ -72,19 +73,18 @@ def play_episode(
         steps=info["steps"],
         score_parts=info["score_parts"],
         terminated_by=info["terminated_by"],
-        net_enrolled=info.get("net_enrolled", 0),
-        budget_used=info.get("budget_used", 0.0),
-        progress_by_day=_dense(progress),
+        metrics={m.name: info[m.name] for m in family(env.spec.env).episode_metrics},
+        progress_by_time=_dense(progress),
         steps_log=log,
     )
 
 
-def _dense(by_day: dict[int, float]) -> list[float]:
-    """Values for every day 0..last, holding the last known value over skipped days."""
-    last_day = max(by_day)
-    out, value = [], by_day[0]
-    for day in range(last_day + 1):
-        value = by_day.get(day, value)
+def _dense(by_time: dict[int, float]) -> list[float]:
+    """Values for every time 0..last, holding the last known value over skipped times."""
+    last = max(by_time)
+    out, value = [], by_time[0]
+    for t in range(last + 1):
+        value = by_time.get(t, value)
         out.append(value)
-    out[-1] = by_day[last_day]
+    out[-1] = by_time[last]
     return out

@@ -62,7 +62,9 @@ def blas_kernel() -> str | None:
     """The kernel OpenBLAS runs in this process (``None`` without OpenBLAS)."""
     from threadpoolctl import threadpool_info
 
-    kernels = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    kernels = [
+        i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"
+    ]
     return kernels[0] if kernels else None
 
 

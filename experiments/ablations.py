@@ -31,7 +31,11 @@ ABLATIONS = {
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
     "klong, imitation only": ("klong_imitation_only", "klong", ["agent.klong.rl=false"]),
     "klong, no stages": ("klong_no_stages", "klong", ["agent.klong.stages=[180]"]),
-    "memexrl, memory masked": ("memexrl_memory_masked", "memexrl", ["agent.memexrl.mask_memory=true"]),
+    "memexrl, memory masked": (
+        "memexrl_memory_masked",
+        "memexrl",
+        ["agent.memexrl.mask_memory=true"],
+    ),
 }
 
 
@@ -42,7 +46,16 @@ def folder(label: str) -> Path:
 
 def run(label: str, fresh: bool = False) -> None:
     _, agent, overrides = ABLATIONS[label]
-    args = ["sweep", "--agents", agent, "--results", folder(label).as_posix(), "--no-report", "--quiet", *overrides]
+    args = [
+        "sweep",
+        "--agents",
+        agent,
+        "--results",
+        folder(label).as_posix(),
+        "--no-report",
+        "--quiet",
+        *overrides,
+    ]
     if fresh:
         args.append("--no-resume")
     try:
@@ -59,13 +72,18 @@ def cell(values: np.ndarray) -> str:
 
 def table() -> str:
     rows = ["| agent | " + " | ".join(TASKS) + " |", "|---|" + "---|" * len(TASKS)]
-    sources = [(a, Path("data") / "sweep_results", a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")]
+    sources = [
+        (a, Path("data") / "sweep_results", a)
+        for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
+    ]
     sources += [(label, folder(label), agent) for label, (_, agent, _) in ABLATIONS.items()]
     for label, path, agent in sources:
         frame = pd.read_csv(path / "sweep_results.csv")
         frame = frame[frame.agent == agent]
         per_seed = frame.groupby(["task", "seed"]).score.mean()
-        rows.append(f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in TASKS) + " |")
+        rows.append(
+            f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in TASKS) + " |"
+        )
     return "\n".join(rows)
 
 
@@ -73,7 +91,9 @@ TASKS = ("easy_bench", "medium_bench", "hard_bench")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--table", action="store_true", help="only print the table")
     parser.add_argument("--fresh", action="store_true", help="recompute every cell (--no-resume)")
     args = parser.parse_args()

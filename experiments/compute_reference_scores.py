@@ -25,7 +25,10 @@ def render() -> str:
         '"""Normalisation references per task (generated: do not edit by hand).',
         "",
         "Regenerate with ``python experiments/compute_reference_scores.py``; the means are",
-        f"over world seeds {REFERENCE_SEEDS[0]}..{REFERENCE_SEEDS[-1]} ({len(REFERENCE_SEEDS)} seeds).",
+        (
+            f"over world seeds {REFERENCE_SEEDS[0]}..{REFERENCE_SEEDS[-1]} "
+            f"({len(REFERENCE_SEEDS)} seeds)."
+        ),
         '"""',
         "",
         f"TASK_VERSION = {TASK_VERSION}",
@@ -43,7 +46,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if the stored module is stale")
     args = parser.parse_args(argv)
     text = render()

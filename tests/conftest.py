@@ -24,7 +24,9 @@ def smoke_results(tmp_path_factory) -> Path:
     """One smoke sweep with its reproducible report and its charts. Do not modify:
     tests that damage results work on a copy."""
     folder = tmp_path_factory.mktemp("smoke") / "results"
-    outcome = run_sweep(load(["preset=smoke", f"results={folder}", "launcher=sequential"]), show_progress=False)
+    outcome = run_sweep(
+        load(["preset=smoke", f"results={folder}", "launcher=sequential"]), show_progress=False
+    )
     assert outcome.ok, outcome.failed
     result = CliRunner().invoke(app, ["report", "--results", str(folder), "--reproducible"])
     assert result.exit_code == 0, result.output

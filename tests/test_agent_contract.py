@@ -80,12 +80,16 @@ def _filled(cell) -> bool:
 def assert_fair(obj, eval_seeds: list[int], scored: list) -> None:
     """``obj`` is not and does not reach a scored env, a hidden world or an eval seed."""
     for o in reachable(obj):
-        assert not isinstance(o, (RecruitmentEnv, World, TrainingEnv)), f"{type(o).__name__} reachable from {type(obj).__name__}"
+        assert not isinstance(o, (RecruitmentEnv, World, TrainingEnv)), (
+            f"{type(o).__name__} reachable from {type(obj).__name__}"
+        )
         assert not any(o is env for env in scored)
         if isinstance(o, (int, np.integer)) and not isinstance(o, (bool, np.bool_)):
             assert int(o) not in eval_seeds, f"world seed {o} reachable from {type(obj).__name__}"
         elif isinstance(o, np.ndarray) and o.dtype.kind in "iu" and o.size:
-            assert not np.isin(o, eval_seeds).any(), f"a world seed in an array reachable from {type(obj).__name__}"
+            assert not np.isin(o, eval_seeds).any(), (
+                f"a world seed in an array reachable from {type(obj).__name__}"
+            )
 
 
 def check_received(received, eval_seeds: list[int], scored: list, learning: bool = True) -> None:
@@ -109,7 +113,9 @@ def check_received(received, eval_seeds: list[int], scored: list, learning: bool
             assert_fair(rng, eval_seeds, scored)
             assert callable(make_env) and (evaluate is None or callable(evaluate))
         elif kind == "training_env":
-            assert isinstance(value, TrainingEnv) and not any(value._native is e for e in scored[:1])
+            assert isinstance(value, TrainingEnv) and not any(
+                value._native is e for e in scored[:1]
+            )
             with pytest.raises(ValueError, match="training worlds only"):
                 value.reset(seed=eval_seeds[0])
         elif kind == "evaluated":
@@ -135,10 +141,16 @@ def scored_envs(monkeypatch) -> list:
 def test_a_sweep_cell_gives_only_the_context_own_seeds_and_training_envs(received, monkeypatch):
     scored = scored_envs(monkeypatch)
     cell = {
-        "env": "recruitment", "task": "easy_bench", "agent": "recording", "seed": CELL_SEED,
-        "agent_params": {}, "env_overrides": {}, "code": "test",
+        "env": "recruitment",
+        "task": "easy_bench",
+        "agent": "recording",
+        "seed": CELL_SEED,
+        "agent_params": {},
+        "env_overrides": {},
+        "code": "test",
         "protocol": {"train_episodes": 2, "eval_episodes": 3, "curve_points": 2},
-        "agent_ref": RECORDING, "agent_code": "",
+        "agent_ref": RECORDING,
+        "agent_code": "",
     }
     record = run_cell_record(cell, "h")
     assert record["status"] == "ok", record.get("traceback")
@@ -153,18 +165,37 @@ def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatc
 
     built: list = []
     real = run.make
-    monkeypatch.setattr(run, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1])
-    result = invoke("run", "--agent", RECORDING, "--task", "easy_bench", "--seed", "918273", "--train-episodes", "1", "--json")
+    monkeypatch.setattr(
+        run, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1]
+    )
+    result = invoke(
+        "run",
+        "--agent",
+        RECORDING,
+        "--task",
+        "easy_bench",
+        "--seed",
+        "918273",
+        "--train-episodes",
+        "1",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     check_received(received, [918273], built, learning=False)
-    assert [v for k, v in received if k == "reset"][-1] == acting_seed(918273, "recording", EASY, 918273)
+    assert [v for k, v in received if k == "reset"][-1] == acting_seed(
+        918273, "recording", EASY, 918273
+    )
 
 
 def test_references_give_the_random_floor_only_the_context(received, monkeypatch):
-    monkeypatch.setattr(references, "make_agent", lambda name, context: make_agent(RECORDING, context))
+    monkeypatch.setattr(
+        references, "make_agent", lambda name, context: make_agent(RECORDING, context)
+    )
     built: list = []
     real = references.make
-    monkeypatch.setattr(references, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1])
+    monkeypatch.setattr(
+        references, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1]
+    )
     seeds = (100_000, 100_001)
     references.reference_means("easy_bench", seeds)
     check_received(received, list(seeds), built, learning=False)
@@ -194,7 +225,9 @@ def test_the_observation_reaches_no_hidden_world():
     env = make("recruitment/hard_bench")
     obs, _ = env.reset(seed=7654321)
     for _ in range(20):
-        obs, *_ = env.step(env.macro_space.to_action(int(np.flatnonzero(env.macro_space.mask(obs))[0]), obs))
+        obs, *_ = env.step(
+            env.macro_space.to_action(int(np.flatnonzero(env.macro_space.mask(obs))[0]), obs)
+        )
     assert_fair(obs, [7654321], [env])
     assert_fair(AgentContext.of(env), [7654321], [env])
 

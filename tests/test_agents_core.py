@@ -161,7 +161,11 @@ def test_regression_gradients_match_finite_differences(model):
         y, theta = (rng.random(30) < 0.4).astype(float), rng.normal(size=4)
     else:
         y, theta = rng.integers(4, size=30), rng.normal(size=16)
-    err = optimize.check_grad(lambda t: model.loss_and_grad(t, xb, y)[0], lambda t: model.loss_and_grad(t, xb, y)[1], theta)
+    err = optimize.check_grad(
+        lambda t: model.loss_and_grad(t, xb, y)[0],
+        lambda t: model.loss_and_grad(t, xb, y)[1],
+        theta,
+    )
     assert err < 1e-5 * max(1.0, np.linalg.norm(model.loss_and_grad(theta, xb, y)[1]))
 
 

@@ -27,9 +27,16 @@ MIN_PLANNER_ENROLMENT = {"easy_bench": 0.9, "medium_bench": 0.7, "hard_bench": 0
 @cache
 def _episodes(task, agent_name):
     env = make(f"recruitment/{task}")
-    agent = ReferencePlanner(AgentContext.of(env), world=lambda: env.world) if agent_name == "planner" else make_agent(agent_name, AgentContext.of(env))
+    agent = (
+        ReferencePlanner(AgentContext.of(env), world=lambda: env.world)
+        if agent_name == "planner"
+        else make_agent(agent_name, AgentContext.of(env))
+    )
     env_id = f"recruitment/{task}"
-    return [play_episode(env, agent, s, agent_seed=acting_seed(s, agent_name, env_id, s)) for s in CALIBRATION_SEEDS]
+    return [
+        play_episode(env, agent, s, agent_seed=acting_seed(s, agent_name, env_id, s))
+        for s in CALIBRATION_SEEDS
+    ]
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)

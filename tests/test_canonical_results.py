@@ -22,9 +22,11 @@ RUNS = [ROOT / "data" / "sweep_results", *sorted((ROOT / "data" / "ablations").g
 @pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_committed_runs_come_from_this_code(folder):
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["code"] == code_id(), (
-        f"{folder} was computed by cell code {manifest['code']}, this checkout is {code_id()}: "
-        "rerun `clinbench sweep preset=canonical --no-resume` (and `python experiments/ablations.py --fresh`)"
+    code = code_id(manifest["grid"]["env"])
+    assert manifest["code"] == code, (
+        f"{folder} was computed by cell code {manifest['code']}, this checkout is {code}: "
+        "rerun `clinbench sweep preset=canonical --no-resume` (and `python "
+        "experiments/ablations.py --fresh`)"
     )
     assert manifest["counts"]["failed"] == 0
     assert all(c["status"] == "ok" for c in manifest["cells"])
@@ -35,7 +37,16 @@ def test_committed_runs_come_from_this_code(folder):
 def test_canonical_run_is_the_default_protocol():
     manifest = json.loads((ROOT / "data" / "sweep_results" / "manifest.json").read_text())
     assert manifest["grid"]["seeds"] == [1, 7, 21, 42, 123]
-    assert manifest["grid"]["agents"] == ["heuristic", "random", "hcapo", "mira", "klong", "memexrl", "ppo", "maskable_ppo"]
+    assert manifest["grid"]["agents"] == [
+        "heuristic",
+        "random",
+        "hcapo",
+        "mira",
+        "klong",
+        "memexrl",
+        "ppo",
+        "maskable_ppo",
+    ]
     assert manifest["protocol"] == {"train_episodes": 600, "eval_episodes": 10, "curve_points": 5}
 
 

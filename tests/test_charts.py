@@ -16,9 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import clinbench
-from clinbench.charts import CANONICAL_RESULTS, CHARTS, default_docs
+from clinbench.charts import CANONICAL_RESULTS, default_docs
+from clinbench.charts.figures import CHARTS as GENERIC_CHARTS
 from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN
 from clinbench.cli.app import app
+from clinbench.env.recruitment.charts import CHARTS as RECRUITMENT_CHARTS
 
 # A wide terminal, so that file names in messages are not folded across lines.
 runner = CliRunner(env={"COLUMNS": "300"})
@@ -26,6 +28,9 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TABLE_ROW = re.compile(r"^(.*) \\\\$")
 NUMBER = rb"(-?[\d.]+)"
 MEDIA_BOX = re.compile(rb"/MediaBox\s*\[\s*" + rb"\s+".join([NUMBER] * 4) + rb"\s*\]")
+
+#: what a recruitment results folder renders: the generic charts, then the family's
+CHARTS = {**GENERIC_CHARTS, **RECRUITMENT_CHARTS}
 
 
 def invoke(*args: object):
@@ -184,7 +189,11 @@ def table_rows(text: str) -> tuple[list[str], list[list[str]]]:
     """Header and body cells of a booktabs table written by the export."""
     lines = text.splitlines()
     assert lines.count(r"\toprule") == lines.count(r"\midrule") == lines.count(r"\bottomrule") == 1
-    top, mid, bottom = lines.index(r"\toprule"), lines.index(r"\midrule"), lines.index(r"\bottomrule")
+    top, mid, bottom = (
+        lines.index(r"\toprule"),
+        lines.index(r"\midrule"),
+        lines.index(r"\bottomrule"),
+    )
     assert top < mid < bottom
     header = TABLE_ROW.match(lines[top + 1]).group(1).split(" & ")
     body = [TABLE_ROW.match(line).group(1).split(" & ") for line in lines[mid + 1 : bottom]]
@@ -240,11 +249,13 @@ def test_export_is_byte_identical(smoke, paper, tmp_path):
     assert tree(tmp_path) == tree(paper)
 
 
-
 def test_agent_colours_follow_the_report_order_not_the_installed_agents():
     from clinbench.charts.style import OKABE_ITO, agent_colors
 
     agents = ["heuristic", "random", "hcapo", "mira", "klong", "memexrl", "ppo", "maskable_ppo"]
     colours = agent_colors(agents)
     assert len(set(colours.values())) == len(OKABE_ITO) == len(agents)
-    assert agent_colors(["my_plugin", "heuristic"]) == {"my_plugin": OKABE_ITO[0], "heuristic": OKABE_ITO[1]}
+    assert agent_colors(["my_plugin", "heuristic"]) == {
+        "my_plugin": OKABE_ITO[0],
+        "heuristic": OKABE_ITO[1],
+    }

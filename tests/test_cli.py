@@ -20,6 +20,7 @@ from clinbench.cli.run import describe_action, shown_steps
 from clinbench.cli.tasks import main_params
 from clinbench.env import EnvSpec, env_ids, make, spec
 from clinbench.env.recruitment import Action, ActionType
+from clinbench.env.registry import family
 from clinbench.episode import play_episode
 from clinbench.protocol import acting_seed
 
@@ -41,7 +42,14 @@ def reference(agent: str, env_id: str, seed: int, fixed_world: bool = False):
     env = make(env_id)
     options = {"fixed_world": True} if fixed_world else None
     agent_seed = acting_seed(seed, agent, env_id, seed)
-    return play_episode(env, make_agent(agent, AgentContext.of(env)), seed, agent_seed=agent_seed, options=options, record=True)
+    return play_episode(
+        env,
+        make_agent(agent, AgentContext.of(env)),
+        seed,
+        agent_seed=agent_seed,
+        options=options,
+        record=True,
+    )
 
 
 def as_json(data):
@@ -96,7 +104,10 @@ def test_tasks_json_matches_the_registry():
     for r in records:
         s = spec(r["id"])
         assert (r["env"], r["task"], r["version"], r["description"]) == (
-            s.env, s.task, s.version, s.description
+            s.env,
+            s.task,
+            s.version,
+            s.description,
         )
         for name in ("pool_size", "n_sites", "budget", "target", "screen_cost", "dropout_base"):
             assert r["params"][name] == getattr(s.params, name)
@@ -115,9 +126,13 @@ class _ToyParams:
     table: dict
 
 
-def test_main_params_of_an_unknown_family_lists_its_plain_fields():
+def test_main_params_of_a_family_that_declares_none_lists_its_plain_fields(monkeypatch):
+    from clinbench.env import registry
+    from clinbench.env.family import Family
+
+    monkeypatch.setitem(registry._FAMILIES, "toy_family", Family("toy_family", 1))
     params = _ToyParams("t", "toy", (0.1, 0.3), 3, {"a": 1})
-    shown = main_params(EnvSpec("dose_finding", "t", 1, params, "toy"))
+    shown = main_params(EnvSpec("toy_family", "t", 1, params, "toy"))
     assert shown == {"doses": [0.1, 0.3], "cohort_size": 3}
 
 
@@ -183,20 +198,23 @@ def test_run_table_ends_with_the_score_and_how_the_episode_ended():
     assert f"{ref.score:.4f}" in result.stdout
     assert f"Ended by {ref.terminated_by}" in result.stdout
     shown = len(shown_steps(ref.steps_log, 10))
-    assert f"{shown} of {ref.steps} days shown" in result.stdout
+    assert f"{shown} of {ref.steps} steps shown" in result.stdout
+    assert f"Net enrolled {ref.metrics['net_enrolled']}" in result.stdout
 
 
-def _step(day: int, action_type: str, error: str | None = None) -> dict:
-    return {"day": day, "action": {"action_type": action_type}, "error": error}
+def _step(time: int, action_type: str, error: str | None = None) -> dict:
+    return {"time": time, "action": {"action_type": action_type}, "error": error}
 
 
-def test_shown_steps_hide_valid_plans_or_sample_every_kth_day():
+def test_shown_steps_hide_valid_noops_or_sample_every_kth_time():
     steps = [_step(d, "plan_next_phase" if d % 2 else "screen_patient") for d in range(10)]
     steps[3]["error"] = "invalid_target_phase"
-    default = [s["day"] for s in shown_steps(steps)]
+    noop = family("recruitment").noop_actions
+    default = [s["time"] for s in shown_steps(steps, noop=noop)]
     assert default == [0, 2, 3, 4, 6, 8, 9]  # even days, the invalid plan, the last day
-    assert [s["day"] for s in shown_steps(steps, every=4)] == [0, 4, 8, 9]
-    assert [s["day"] for s in shown_steps(steps, every=3)] == [0, 3, 6, 9]
+    assert [s["time"] for s in shown_steps(steps, noop=frozenset())] == list(range(10))
+    assert [s["time"] for s in shown_steps(steps, every=4)] == [0, 4, 8, 9]
+    assert [s["time"] for s in shown_steps(steps, every=3)] == [0, 3, 6, 9]
     assert shown_steps([]) == []
 
 
@@ -204,7 +222,8 @@ def test_describe_action_names_the_arguments_not_the_free_text():
     action = Action(
         ActionType.ALLOCATE_TO_SITE, patient_id="P-1001", site_id="site_A", plan_summary="why"
     )
-    assert describe_action(action.to_dict()) == "allocate_to_site P-1001 site_A"
+    text = family("recruitment").text_fields
+    assert describe_action(action.to_dict(), text) == "allocate_to_site P-1001 site_A"
 
 
 # --------------------------------------------------------------------------- bad input
@@ -248,6 +267,8 @@ def test_a_task_name_in_several_environments_is_ambiguous(monkeypatch, capsys):
 # --------------------------------------------------------------------------- script
 @pytest.mark.skipif(shutil.which("clinbench") is None, reason="console script not installed")
 def test_console_script_runs():
-    done = subprocess.run(["clinbench", "--help"], check=False, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["clinbench", "--help"], check=False, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout

@@ -32,7 +32,17 @@ def conf_file(*parts: str) -> dict:
 
 def flags(**kwargs) -> list[str]:
     """The overrides the CLI flags produce (only the given ones set)."""
-    names = ("seeds", "agents", "tasks", "episodes", "eval_episodes", "jobs", "backend", "scheduler", "results")
+    names = (
+        "seeds",
+        "agents",
+        "tasks",
+        "episodes",
+        "eval_episodes",
+        "jobs",
+        "backend",
+        "scheduler",
+        "results",
+    )
     return overrides_from_flags(*(kwargs.get(n) for n in names))
 
 
@@ -78,7 +88,9 @@ def test_flags_win_over_the_preset(preset_first):
     assert cfg.protocol.eval_episodes == 1
     assert cfg.launcher.jobs == 2
     # what no flag touched still comes from the preset
-    assert cfg.protocol.curve_points == conf_file("preset", "smoke.yaml")["protocol"]["curve_points"]
+    assert (
+        cfg.protocol.curve_points == conf_file("preset", "smoke.yaml")["protocol"]["curve_points"]
+    )
 
 
 def test_agent_override_reaches_agent_params():
@@ -92,7 +104,10 @@ def test_agent_override_reaches_agent_params():
     "overrides, words",
     [
         (["agent.hcapoo.omega=0"], ["agent.hcapoo", "hcapo", "heuristic"]),  # a typo in the agent
-        (["agents=[heuristic]", "agent.hcapo.omegaa=0"], ["'hcapo'", "omegaa", "omega"]),  # not selected
+        (
+            ["agents=[heuristic]", "agent.hcapo.omegaa=0"],
+            ["'hcapo'", "omegaa", "omega"],
+        ),  # not selected
         (["agent.hcapo.omegaa=0"], ["'hcapo'", "omegaa", "omega"]),
     ],
 )
@@ -161,7 +176,11 @@ CONF_FILES = sorted(CONF.rglob("*.yaml"))
 @pytest.mark.parametrize("path", CONF_FILES, ids=lambda p: p.relative_to(CONF).as_posix())
 def test_every_conf_file_explains_itself(path):
     lines = path.read_text().splitlines()
-    comments = [ln for ln in lines if ln.lstrip().startswith("#") and not ln.lstrip().startswith("# @package")]
+    comments = [
+        ln
+        for ln in lines
+        if ln.lstrip().startswith("#") and not ln.lstrip().startswith("# @package")
+    ]
     assert comments, f"{path.name} has no comment saying what it is for"
 
 
@@ -181,17 +200,25 @@ def test_an_agent_file_exists_for_every_selectable_agent():
     from clinbench.agents.registry import agent_entries
 
     # clinbench's own agents, the optional ones included (plugins need no file)
-    assert set(available("agent")) == {e.name for e in agent_entries() if e.source.startswith("clinbench")}
+    assert set(available("agent")) == {
+        e.name for e in agent_entries() if e.source.startswith("clinbench")
+    }
 
 
 # --------------------------------------------------------------------------- provenance
 @pytest.fixture(scope="module")
 def tiny_sweep(tmp_path_factory):
     results = tmp_path_factory.mktemp("tiny")
-    cfg = load([
-        "preset=smoke", "agents=[heuristic,random]", "tasks=[easy_bench]",
-        "protocol.seeds=[1,2]", "launcher=sequential", f"results={results}",
-    ])
+    cfg = load(
+        [
+            "preset=smoke",
+            "agents=[heuristic,random]",
+            "tasks=[easy_bench]",
+            "protocol.seeds=[1,2]",
+            "launcher=sequential",
+            f"results={results}",
+        ]
+    )
     outcome = run_sweep(cfg, show_progress=False)
     assert outcome.ok
     return cfg, results, json.loads((results / "manifest.json").read_text())
@@ -220,7 +247,9 @@ def test_manifest_records_code_config_machine_and_libraries(tiny_sweep):
 
 def test_manifest_records_the_git_state(tiny_sweep):
     _, _, manifest = tiny_sweep
-    head = subprocess.run(["git", "rev-parse", "HEAD"], check=False, cwd=REPO, capture_output=True, text=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], check=False, cwd=REPO, capture_output=True, text=True
+    )
     if head.returncode != 0:
         pytest.skip("not a git checkout")
     assert manifest["git"]["sha"] == head.stdout.strip()
@@ -233,7 +262,12 @@ def test_manifest_records_times_grid_and_cell_durations(tiny_sweep):
     finished = dt.datetime.fromisoformat(manifest["finished"])
     assert started <= finished
     assert manifest["wall_seconds"] >= 0
-    assert manifest["grid"] == {"env": "recruitment", "tasks": ["easy_bench"], "agents": ["heuristic", "random"], "seeds": [1, 2]}
+    assert manifest["grid"] == {
+        "env": "recruitment",
+        "tasks": ["easy_bench"],
+        "agents": ["heuristic", "random"],
+        "seeds": [1, 2],
+    }
     assert manifest["protocol"]["eval_episodes"] == cfg.protocol.eval_episodes
     cells = manifest["cells"]
     assert len(cells) == 4
@@ -265,7 +299,9 @@ def test_cell_hash_covers_the_agent_parameters():
     assert not changed(hashes(*BASE), hashes(*BASE, "agent.mira.lam=0"))
 
 
-@pytest.mark.parametrize("override", ["protocol.train_episodes=9", "protocol.eval_episodes=3", "protocol.curve_points=3"])
+@pytest.mark.parametrize(
+    "override", ["protocol.train_episodes=9", "protocol.eval_episodes=3", "protocol.curve_points=3"]
+)
 def test_cell_hash_covers_the_protocol(override):
     before = hashes(*BASE)
     assert changed(before, hashes(*BASE, override)) == set(before)
@@ -280,8 +316,12 @@ def test_cell_hash_covers_task_overrides():
 @pytest.mark.parametrize(
     "override",
     [
-        "protocol.seeds=[3,2,1]", "results=/somewhere/else", "launcher=sequential", "launcher.jobs=1",
-        "report.alpha=0.01", "report.test=welch",
+        "protocol.seeds=[3,2,1]",
+        "results=/somewhere/else",
+        "launcher=sequential",
+        "launcher.jobs=1",
+        "report.alpha=0.01",
+        "report.test=welch",
     ],
 )
 def test_cell_hash_ignores_what_does_not_change_a_cell(override):

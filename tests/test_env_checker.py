@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from clinbench.env import env_ids, make
-from clinbench.env.checker import OBSERVATION_FIELDS, check_env
+from clinbench.env.checker import check_env, observation_fields
 from clinbench.env.recruitment import TASKS, Observation, RecruitmentEnv
 from clinbench.env.recruitment.macro import RecruitmentMacros
 
@@ -20,7 +20,7 @@ def test_every_registered_env_passes(env_id):
 
 
 def test_field_list_matches_the_spec_section_2_names():
-    fields = OBSERVATION_FIELDS["recruitment"]
+    fields = observation_fields(make("recruitment/easy_bench"))
     assert len(fields) == len(set(fields)) == 24
     assert {"timestamp", "token_usage_so_far", "recontact_candidates"} <= set(fields)
 

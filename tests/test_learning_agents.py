@@ -31,11 +31,15 @@ def _defaults(cls) -> dict:
     return out
 
 
-@pytest.mark.parametrize("entry", [e for e in agent_entries() if e.source.startswith("clinbench")], ids=lambda e: e.name)
+@pytest.mark.parametrize(
+    "entry", [e for e in agent_entries() if e.source.startswith("clinbench")], ids=lambda e: e.name
+)
 def test_config_file_holds_exactly_the_agent_defaults(entry):
     """conf/agent/<name>.yaml documents every hyper-parameter with its real default."""
     cfg = OmegaConf.to_container(OmegaConf.load(CONF / f"{entry.name}.yaml"))
-    defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in _defaults(entry.factory).items()}
+    defaults = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in _defaults(entry.factory).items()
+    }
     assert cfg == defaults
 
 
@@ -45,8 +49,12 @@ def test_training_beats_the_untrained_policy(name):
     """Mean greedy evaluation score after training exceeds the untrained policy's."""
     before, after = [], []
     for seed in (1, 2, 3):
-        untrained = run_cell("recruitment/easy_bench", name, seed, Protocol(train_episodes=0, eval_episodes=5))
-        trained = run_cell("recruitment/easy_bench", name, seed, Protocol(train_episodes=160, eval_episodes=5))
+        untrained = run_cell(
+            "recruitment/easy_bench", name, seed, Protocol(train_episodes=0, eval_episodes=5)
+        )
+        trained = run_cell(
+            "recruitment/easy_bench", name, seed, Protocol(train_episodes=160, eval_episodes=5)
+        )
         before.append(untrained.mean_score)
         after.append(trained.mean_score)
     assert np.mean(after) > np.mean(before) + 0.03
@@ -63,7 +71,9 @@ def test_hcapo_with_omega_zero_is_exactly_grpo():
         np.testing.assert_array_equal(hc.policy.params[key], gr.policy.params[key])
     full = make_agent("hcapo", AgentContext.of(env))
     full.train(training_env_factory("recruitment/easy_bench"), 48, np.random.default_rng(11))
-    assert any(not np.array_equal(full.policy.params[k], gr.policy.params[k]) for k in gr.policy.params)
+    assert any(
+        not np.array_equal(full.policy.params[k], gr.policy.params[k]) for k in gr.policy.params
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,7 +96,9 @@ def test_ablations_run_and_report(name, config):
 def test_mira_without_the_potential_critic_learns_differently():
     a = run_cell("recruitment/easy_bench", "mira", 4, SMALL)
     b = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"lam": 0.0})
-    assert [p.mean_score for p in a.curve] != [p.mean_score for p in b.curve] or a.mean_score != b.mean_score
+    assert [p.mean_score for p in a.curve] != [
+        p.mean_score for p in b.curve
+    ] or a.mean_score != b.mean_score
 
 
 def test_memexrl_with_memory_masked_never_uses_memory():
@@ -108,7 +120,9 @@ def test_memexrl_training_reward_penalises_memory_misuse():
     writes = int(np.sum(traj.actions == agent.macros.names.index("summarize")))
     assert p_ctx == max(0, writes - 2) / 2
     assert agent.training_reward(traj) <= traj.score
-    assert agent.training_reward(traj) == pytest.approx(traj.score - 0.3 * p_ctx - 0.2 * p_red - 0.1 * p_fmt)
+    assert agent.training_reward(traj) == pytest.approx(
+        traj.score - 0.3 * p_ctx - 0.2 * p_red - 0.1 * p_fmt
+    )
 
 
 @pytest.mark.parametrize("name", LEARNERS + ("grpo",))

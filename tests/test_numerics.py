@@ -19,7 +19,9 @@ x86_avx2 = pytest.mark.skipif(
 
 def kernel_in_fresh_process(code: str, **env: str) -> str:
     environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"} | env
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environ, check=True
+    )
     return out.stdout.strip()
 
 
@@ -33,7 +35,10 @@ def test_importing_clinbench_first_pins_the_kernel():
 
 @x86_avx2
 def test_a_users_own_choice_wins():
-    assert kernel_in_fresh_process(f"import clinbench, numpy; {SHOW}", OPENBLAS_CORETYPE="Sandybridge") == "Sandybridge"
+    assert (
+        kernel_in_fresh_process(f"import clinbench, numpy; {SHOW}", OPENBLAS_CORETYPE="Sandybridge")
+        == "Sandybridge"
+    )
 
 
 @x86_avx2
@@ -42,7 +47,15 @@ def test_sweep_workers_run_the_pinned_kernel(tmp_path):
     from clinbench.sweep import run_sweep
     from clinbench.sweep.store import read_cell
 
-    cfg = load(["preset=smoke", "agents=[hcapo]", "tasks=[easy_bench]", "protocol.seeds=[1,2]", f"results={tmp_path}"])
+    cfg = load(
+        [
+            "preset=smoke",
+            "agents=[hcapo]",
+            "tasks=[easy_bench]",
+            "protocol.seeds=[1,2]",
+            f"results={tmp_path}",
+        ]
+    )
     assert run_sweep(cfg, show_progress=False).ok
     kernels = {read_cell(p)["blas_kernel"] for p in (tmp_path / "runs").glob("*.json")}
     assert kernels == {PINNED_KERNEL}

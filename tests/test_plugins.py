@@ -22,7 +22,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "plugin_agent"
 FAILING = ROOT / "tests" / "plugins" / "recording_agent.py"
-GRID = ["--tasks", "easy_bench", "--seeds", "1", "7", "21", "--episodes", "0", "--eval-episodes", "2"]
+GRID = [
+    "--tasks",
+    "easy_bench",
+    "--seeds",
+    "1",
+    "7",
+    "21",
+    "--episodes",
+    "0",
+    "--eval-episodes",
+    "2",
+]
 SCORES = ["task", "agent", "seed", "eval_seed", "score"]
 
 pytestmark = pytest.mark.slow
@@ -32,9 +43,21 @@ def install(target: Path) -> Path:
     # pip's isolated build fetches a current setuptools: a venv's own may be too old to
     # build a wheel from a pyproject-only package.
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--target", str(target), str(EXAMPLE)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(EXAMPLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return target
@@ -48,15 +71,27 @@ def plugin_path(tmp_path_factory) -> Path:
 def clinbench(path: Path | None, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, COLUMNS="200")
     if path is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
     return subprocess.run(
-        [sys.executable, "-m", "clinbench.cli.app", *args], capture_output=True, text=True, env=env, timeout=600, cwd=ROOT, check=False
+        [sys.executable, "-m", "clinbench.cli.app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
     )
 
 
 def scores(results: Path) -> pd.DataFrame:
     frame = pd.read_csv(results / "sweep_results.csv")
-    return frame[[c for c in SCORES if c in frame.columns]].sort_values(SCORES[:4]).reset_index(drop=True)
+    return (
+        frame[[c for c in SCORES if c in frame.columns]]
+        .sort_values(SCORES[:4])
+        .reset_index(drop=True)
+    )
 
 
 def counts(results: Path) -> dict[str, int]:
@@ -70,7 +105,9 @@ def test_the_plugin_is_listed_with_its_source(plugin_path):
     assert rows["funnel_first"]["source"] == "clinbench-example-plugin 0.1.0"
     assert rows["funnel_first"]["available"]
     assert rows["heuristic"]["source"] == "clinbench"
-    assert "funnel_first" not in {r["name"] for r in json.loads(clinbench(None, "agents", "--json").stdout)}
+    assert "funnel_first" not in {
+        r["name"] for r in json.loads(clinbench(None, "agents", "--json").stdout)
+    }
 
 
 def test_the_plugin_sweeps_identically_on_every_backend_and_resumes(plugin_path, tmp_path):
@@ -80,8 +117,17 @@ def test_the_plugin_sweeps_identically_on_every_backend_and_resumes(plugin_path,
         "dask": ["--backend", "dask", "--jobs", "2"],
     }
     for name, flags in runs.items():
-        done = clinbench(plugin_path, "sweep", "--agents", "heuristic,funnel_first", *GRID, *flags,
-                         "--results", str(tmp_path / name), "--quiet")
+        done = clinbench(
+            plugin_path,
+            "sweep",
+            "--agents",
+            "heuristic,funnel_first",
+            *GRID,
+            *flags,
+            "--results",
+            str(tmp_path / name),
+            "--quiet",
+        )
         assert done.returncode == 0, done.stderr + done.stdout
     first = scores(tmp_path / "jobs1")
     assert set(first.agent) == {"heuristic", "funnel_first"} and len(first) == 2 * 3 * 2
@@ -89,22 +135,49 @@ def test_the_plugin_sweeps_identically_on_every_backend_and_resumes(plugin_path,
         pd.testing.assert_frame_equal(first, scores(tmp_path / name))
     assert "funnel_first" in (tmp_path / "jobs1" / "benchmark_report.md").read_text()
 
-    again = clinbench(plugin_path, "sweep", "--agents", "heuristic,funnel_first", *GRID, "--results", str(tmp_path / "jobs1"), "--quiet")
+    again = clinbench(
+        plugin_path,
+        "sweep",
+        "--agents",
+        "heuristic,funnel_first",
+        *GRID,
+        "--results",
+        str(tmp_path / "jobs1"),
+        "--quiet",
+    )
     assert again.returncode == 0, again.stderr
-    assert counts(tmp_path / "jobs1") == {"total": 6, "ran": 0, "resumed": 6, "failed": 0, "corrupt": 0}
+    assert counts(tmp_path / "jobs1") == {
+        "total": 6,
+        "ran": 0,
+        "resumed": 6,
+        "failed": 0,
+        "corrupt": 0,
+    }
 
 
 def test_editing_the_plugin_reruns_only_its_cells_and_its_failures_are_its_own(tmp_path):
     site = install(tmp_path / "site")
     results = tmp_path / "results"
-    sweep = ["sweep", "--agents", "heuristic,funnel_first", *GRID, "--results", str(results), "--quiet", "--jobs", "2"]
+    sweep = [
+        "sweep",
+        "--agents",
+        "heuristic,funnel_first",
+        *GRID,
+        "--results",
+        str(results),
+        "--quiet",
+        "--jobs",
+        "2",
+    ]
     assert clinbench(site, *sweep).returncode == 0
     source = site / "clinbench_example_plugin" / "agent.py"
     source.write_text(source.read_text() + "\n# an edit that changes nothing but the code\n")
     assert clinbench(site, *sweep).returncode == 0
     assert counts(results) == {"total": 6, "ran": 3, "resumed": 3, "failed": 0, "corrupt": 0}
 
-    text = source.read_text().replace("        mask = self.macros.mask(obs)\n", "        raise RuntimeError('plugin bug')\n", 1)
+    text = source.read_text().replace(
+        "        mask = self.macros.mask(obs)\n", "        raise RuntimeError('plugin bug')\n", 1
+    )
     source.write_text(text)
     done = clinbench(site, *sweep)
     assert done.returncode == 1
@@ -120,7 +193,18 @@ def test_editing_the_plugin_reruns_only_its_cells_and_its_failures_are_its_own(t
 
 
 def test_spec_strings_need_no_packaging_and_fail_alone(tmp_path):
-    done = clinbench(None, "sweep", "--agents", f"heuristic,{FAILING}:FailingAgent", *GRID, "--results", str(tmp_path), "--quiet", "--jobs", "2")
+    done = clinbench(
+        None,
+        "sweep",
+        "--agents",
+        f"heuristic,{FAILING}:FailingAgent",
+        *GRID,
+        "--results",
+        str(tmp_path),
+        "--quiet",
+        "--jobs",
+        "2",
+    )
     assert done.returncode == 1
     c = counts(tmp_path)
     assert c["failed"] == 3 and c["total"] == 6
@@ -128,13 +212,32 @@ def test_spec_strings_need_no_packaging_and_fail_alone(tmp_path):
 
 
 def test_plugin_parameters_are_checked_against_the_constructor(plugin_path, tmp_path):
-    ok = clinbench(plugin_path, "sweep", "--agents", "funnel_first", *GRID, "agent.funnel_first.explore=0.5",
-                   "--results", str(tmp_path / "a"), "--quiet", "--no-report")
+    ok = clinbench(
+        plugin_path,
+        "sweep",
+        "--agents",
+        "funnel_first",
+        *GRID,
+        "agent.funnel_first.explore=0.5",
+        "--results",
+        str(tmp_path / "a"),
+        "--quiet",
+        "--no-report",
+    )
     assert ok.returncode == 0, ok.stderr
     record = json.loads(next((tmp_path / "a" / "runs").glob("*.json")).read_text())
     assert record["config"]["agent_params"] == {"explore": 0.5}
-    bad = clinbench(plugin_path, "sweep", "--agents", "funnel_first", *GRID, "agent.funnel_first.nosuch=1",
-                    "--results", str(tmp_path / "b"), "--quiet")
+    bad = clinbench(
+        plugin_path,
+        "sweep",
+        "--agents",
+        "funnel_first",
+        *GRID,
+        "agent.funnel_first.nosuch=1",
+        "--results",
+        str(tmp_path / "b"),
+        "--quiet",
+    )
     assert bad.returncode == 2
     assert "nosuch" in bad.stderr and "explore" in bad.stderr and "prefer" in bad.stderr
 
@@ -144,7 +247,9 @@ def test_a_plugin_that_fails_to_import_exits_2_naming_the_entry_point(tmp_path):
     dist = site / "broken_plugin-1.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[clinbench.agents]\nbroken = broken_plugin_module:Agent\n")
+    (dist / "entry_points.txt").write_text(
+        "[clinbench.agents]\nbroken = broken_plugin_module:Agent\n"
+    )
     listed = clinbench(site, "agents", "--json")
     row = {r["name"]: r for r in json.loads(listed.stdout)}["broken"]
     assert not row["available"] and "broken_plugin_module" in row["unavailable"]
@@ -152,13 +257,23 @@ def test_a_plugin_that_fails_to_import_exits_2_naming_the_entry_point(tmp_path):
     assert done.returncode == 2
     assert "entry point broken" in done.stderr and "ModuleNotFoundError" in done.stderr
     assert "Traceback" not in done.stderr
-    debug = clinbench(site, "--debug", "sweep", "--agents", "broken", *GRID, "--results", str(tmp_path / "r"))
+    debug = clinbench(
+        site, "--debug", "sweep", "--agents", "broken", *GRID, "--results", str(tmp_path / "r")
+    )
     assert debug.returncode == 2 and "Traceback" in debug.stderr
     assert "No module named 'broken_plugin_module'" in debug.stderr and "ep.load()" in debug.stderr
 
 
 def test_a_plugin_named_like_a_builtin_is_refused(tmp_path):
-    done = clinbench(None, "sweep", "--agents", "clinbench.agents.heuristic:HeuristicAgent", *GRID, "--results", str(tmp_path))
+    done = clinbench(
+        None,
+        "sweep",
+        "--agents",
+        "clinbench.agents.heuristic:HeuristicAgent",
+        *GRID,
+        "--results",
+        str(tmp_path),
+    )
     assert done.returncode == 2
     assert "already an agent" in done.stderr
 
@@ -167,7 +282,12 @@ def test_the_example_plugins_own_tests_pass(plugin_path):
     env = dict(os.environ, PYTHONPATH=str(plugin_path))
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
-        capture_output=True, text=True, env=env, timeout=300, cwd=EXAMPLE, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=EXAMPLE,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     shutil.rmtree(EXAMPLE / "tests" / "__pycache__", ignore_errors=True)
@@ -184,8 +304,22 @@ def test_a_module_spec_works_with_the_console_script_from_the_working_directory(
         "        return self.macros.to_action(int(self.macros.mask(obs).argmax()), obs)\n"
     )
     done = subprocess.run(
-        ["clinbench", "run", "--agent", "my_agents:FirstValid", "--task", "easy_bench", "--seed", "3", "--json"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+        [
+            "clinbench",
+            "run",
+            "--agent",
+            "my_agents:FirstValid",
+            "--task",
+            "easy_bench",
+            "--seed",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     assert done.returncode == 0, done.stderr

@@ -200,8 +200,11 @@ def global_rng_uses(source: str) -> list[str]:
             elif node.module == "numpy":
                 np_random_names.update(a.asname or a.name for a in node.names if a.name == "random")
             elif node.module == "numpy.random":
-                found += [f"from numpy.random import {a.name}" for a in node.names
-                          if a.name not in ALLOWED_NUMPY_RANDOM]
+                found += [
+                    f"from numpy.random import {a.name}"
+                    for a in node.names
+                    if a.name not in ALLOWED_NUMPY_RANDOM
+                ]
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue

@@ -497,7 +497,7 @@ def test_no_dropout_at_all_plays_a_full_heuristic_episode(task):
     agent = make_agent("heuristic", AgentContext.of(env))
     episode = play_episode(env, agent, 3, agent_seed=123)
     assert 0.0 <= episode.score <= 1.0
-    assert episode.net_enrolled > 0
+    assert episode.metrics["net_enrolled"] > 0
     assert env.day == env.params.horizon
     assert env._observe().funnel.dropped_out == 0
 

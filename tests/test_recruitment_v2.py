@@ -116,7 +116,8 @@ def test_no_trick_beats_the_heuristic(task, trick):
 
 @pytest.mark.parametrize("task", TASK_NAMES)
 @pytest.mark.parametrize(
-    "trick", ["planner+idle20", "planner+idle40", "planner+relax0", "heuristic+distrust", "heuristic"]
+    "trick",
+    ["planner+idle20", "planner+idle40", "planner+relax0", "heuristic+distrust", "heuristic"],
 )
 def test_the_planner_is_an_upper_bound_under_the_documented_tricks(task, trick):
     mean, se = _gain(task, trick, "planner", PLANNER_WORLDS)
@@ -140,7 +141,9 @@ def test_the_top_reported_site_is_biased_at_chance(task):
         hits += bool(w.biased[int(np.argmax(w.reported_conversion))])
     share = hits / worlds
     # With reports independent of bias, P(top is biased) = E[number biased] / n_sites.
-    expected = float(np.mean(range(params.biased_sites[0], params.biased_sites[1] + 1))) / params.n_sites
+    expected = (
+        float(np.mean(range(params.biased_sites[0], params.biased_sites[1] + 1))) / params.n_sites
+    )
     assert share <= 1 / params.n_sites + 0.1
     assert abs(share - expected) < 4 * np.sqrt(expected * (1 - expected) / worlds)
 
@@ -196,7 +199,8 @@ def test_sites_differ_as_in_anisimov_fedorov(task):
 
 def test_the_environment_package_imports_no_agent():
     """``clinbench.env`` and all its modules load without ``clinbench.agents`` or the
-    reference code (the planner is handed the hidden world from outside)."""
+    reference computation (the planner is handed the hidden world from outside); the
+    stored reference scores are plain data and may load."""
     import pkgutil
     import subprocess
     import sys
@@ -207,7 +211,8 @@ def test_the_environment_package_imports_no_agent():
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
-        "bad = sorted(m for m in sys.modules if m.startswith(('clinbench.agents', 'clinbench.references')))\n"
+        "bad = sorted(m for m in sys.modules if m.startswith('clinbench.agents') or (\n"
+        "    m.startswith('clinbench.references.') and not m.endswith('_scores')))\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

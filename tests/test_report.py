@@ -49,7 +49,8 @@ def invoke(*args: object):
 
 def sweep(folder: Path, *overrides: str) -> Path:
     outcome = run_sweep(
-        load(["preset=smoke", f"results={folder}", "launcher=sequential", *overrides]), show_progress=False
+        load(["preset=smoke", f"results={folder}", "launcher=sequential", *overrides]),
+        show_progress=False,
     )
     assert outcome.ok, outcome.failed
     return folder
@@ -63,7 +64,9 @@ def report(folder: Path, *args: object) -> dict:
 
 
 def files(folder: Path) -> tuple[bytes, bytes]:
-    return (folder / "benchmark_report.json").read_bytes(), (folder / "benchmark_report.md").read_bytes()
+    return (folder / "benchmark_report.json").read_bytes(), (
+        folder / "benchmark_report.md"
+    ).read_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -170,12 +173,16 @@ def test_pairwise_tests_match_scipy(rep, cells, name):
             assert q["status"] == "tested"
             assert q["p"] == q["paired"]["p"] == pytest.approx(ref.pvalue, rel=1e-9)
             assert q["paired"]["t"] == pytest.approx(ref.statistic, rel=1e-9)
-            assert (q["diff_lo"], q["diff_hi"]) == pytest.approx((ci.low, ci.high), rel=1e-9, abs=1e-12)
+            assert (q["diff_lo"], q["diff_hi"]) == pytest.approx(
+                (ci.low, ci.high), rel=1e-9, abs=1e-12
+            )
             assert q["effect"]["name"] == "d_z"
             assert q["effect"]["value"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-9)
             if q["effect"]["method"] == "noncentral t":
                 lo_nc = q["effect"]["lo"] * math.sqrt(d.size)
-                assert sps.nct.sf(ref.statistic, d.size - 1, lo_nc) == pytest.approx(0.025, abs=1e-7)
+                assert sps.nct.sf(ref.statistic, d.size - 1, lo_nc) == pytest.approx(
+                    0.025, abs=1e-7
+                )
         if constant(x) and constant(y):
             assert q["welch"]["p"] == (1.0 if x[0] == y[0] else None)
         else:
@@ -192,7 +199,9 @@ def test_aggregate_probability_of_improvement_is_rliables(rep, cells):
 
     for q in family(rep, "aggregate")["pairs"]:
         x, y = normalised(cells, rep, q["a"]).T, normalised(cells, rep, q["b"]).T  # [run, task]
-        assert q["prob_improvement"]["value"] == pytest.approx(metrics.probability_of_improvement(x, y), abs=1e-12)
+        assert q["prob_improvement"]["value"] == pytest.approx(
+            metrics.probability_of_improvement(x, y), abs=1e-12
+        )
         lo, hi = q["prob_improvement"]["lo"], q["prob_improvement"]["hi"]
         assert q["prob_improvement"]["zero_width"] == (lo == hi)
 
@@ -238,7 +247,9 @@ def test_seeds_needed_use_the_paired_test_at_alpha_and_the_holm_threshold(rep, n
 def test_power_section_is_a_planning_figure_for_the_paired_test(rep):
     p = rep["power"]
     n = len(rep["protocol"]["complete_seeds"])
-    assert p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z" and p["seeds"] == n
+    assert (
+        p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z" and p["seeds"] == n
+    )
     assert p["holm_threshold"] == pytest.approx(0.05 / family(rep, "aggregate")["m"])
     for key, alpha in (("alpha", 0.05), ("holm", p["holm_threshold"])):
         assert paired_power(p["mde"][key], n, alpha) == pytest.approx(0.8, abs=1e-6)
@@ -260,8 +271,12 @@ def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
         )
         runs = norm.T  # [run, task] as rliable takes it
         assert a["iqm"]["value"] == pytest.approx(metrics.aggregate_iqm(runs), rel=1e-9, abs=1e-12)
-        assert a["median"]["value"] == pytest.approx(metrics.aggregate_median(runs), rel=1e-9, abs=1e-12)
-        assert a["optimality_gap"]["value"] == pytest.approx(metrics.aggregate_optimality_gap(runs), rel=1e-9, abs=1e-12)
+        assert a["median"]["value"] == pytest.approx(
+            metrics.aggregate_median(runs), rel=1e-9, abs=1e-12
+        )
+        assert a["optimality_gap"]["value"] == pytest.approx(
+            metrics.aggregate_optimality_gap(runs), rel=1e-9, abs=1e-12
+        )
         for name in ("iqm", "median", "optimality_gap"):
             s = a[name]
             assert s["lo"] <= s["value"] <= s["hi"] or s["lo"] <= s["hi"]
@@ -269,7 +284,8 @@ def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
     # the aggregate family tests exactly the headline's unit
     for q in family(rep, "aggregate")["pairs"]:
         assert q["mean_diff"] == pytest.approx(
-            agg["agents"][q["a"]]["mean"]["value"] - agg["agents"][q["b"]]["mean"]["value"], abs=1e-12
+            agg["agents"][q["a"]]["mean"]["value"] - agg["agents"][q["b"]]["mean"]["value"],
+            abs=1e-12,
         )
 
 
@@ -411,7 +427,9 @@ def test_bootstrap_seed_drives_the_aggregate_intervals(copy):
     assert one["protocol"]["bootstrap_seed"] == 1 and other["protocol"]["bootstrap_seed"] == 2
     assert intervals(one) == intervals(again)
     assert intervals(one) != intervals(other)
-    for a, stats in one["aggregate"]["agents"].items():  # nor do the point estimates and t intervals
+    for a, stats in one["aggregate"][
+        "agents"
+    ].items():  # nor do the point estimates and t intervals
         assert stats["mean"] == other["aggregate"]["agents"][a]["mean"]
         assert {k: s["value"] for k, s in stats.items()} == {
             k: s["value"] for k, s in other["aggregate"]["agents"][a].items()
@@ -430,7 +448,11 @@ def test_an_agents_intervals_do_not_depend_on_the_other_agents(copy, rep):
     full = {(q["a"], q["b"]): q for q in family(rep, "easy_bench")["pairs"]}
     for q in family(small, "easy_bench")["pairs"]:
         same = full[q["a"], q["b"]]
-        assert (q["prob_improvement"], q["p"], q["effect"]) == (same["prob_improvement"], same["p"], same["effect"])
+        assert (q["prob_improvement"], q["p"], q["effect"]) == (
+            same["prob_improvement"],
+            same["p"],
+            same["effect"],
+        )
     assert family(small, "aggregate")["m"] == 3
 
 
@@ -454,7 +476,9 @@ def test_a_missing_cell_is_reported_and_the_rest_analysed(copy):
     # the aggregate says exactly what it dropped: with 3 seeds, keeping the agent would
     # cut every agent to 2 seeds (no tests), so the agent goes and every seed stays
     agg = rep["aggregate"]
-    assert agg["dropped_agents"] == [{"agent": cell["agent"], "reason": "2 seed(s) with a result on every task (fewer than 3)"}]
+    assert agg["dropped_agents"] == [
+        {"agent": cell["agent"], "reason": "2 seed(s) with a result on every task (fewer than 3)"}
+    ]
     assert agg["dropped_seeds"] == [] and agg["seeds"] == rep["protocol"]["seeds"]
     assert cell["agent"] not in agg["agents"]
     assert any(f"drop agent {cell['agent']}" in w for w in rep["warnings"])

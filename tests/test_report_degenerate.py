@@ -22,6 +22,7 @@ from clinbench.charts import figures
 from clinbench.charts.data import ChartData
 from clinbench.cli.app import app
 from clinbench.env.recruitment.tasks import TASK_VERSION
+from clinbench.sweep.store import FORMAT
 
 runner = CliRunner(env={"COLUMNS": "200"})
 TASKS = ["easy_bench", "medium_bench", "hard_bench"]
@@ -46,14 +47,30 @@ def write_results(folder: Path, scores: dict[tuple[str, str, int], list], seeds:
         for agent in agents:
             for seed in seeds:
                 h = cell_hash(task, agent, seed)
-                cells.append({"task": task, "agent": agent, "seed": seed, "env": "recruitment", "hash": h,
-                              "status": "ok", "seconds": 0.1})
+                cells.append(
+                    {
+                        "task": task,
+                        "agent": agent,
+                        "seed": seed,
+                        "env": "recruitment",
+                        "hash": h,
+                        "status": "ok",
+                        "seconds": 0.1,
+                    }
+                )
                 if (task, agent, seed) not in scores:
                     continue
                 record = {
-                    "format": 1, "hash": h, "key": {"env": "recruitment", "task": task, "agent": agent, "seed": seed},
-                    "config": {"task_version": TASK_VERSION}, "status": "ok", "curve": [],
-                    "episodes": [{"score": v, "eval_seed": i} for i, v in enumerate(scores[task, agent, seed])],
+                    "format": FORMAT,
+                    "hash": h,
+                    "key": {"env": "recruitment", "task": task, "agent": agent, "seed": seed},
+                    "config": {"task_version": TASK_VERSION},
+                    "status": "ok",
+                    "curve": [],
+                    "episodes": [
+                        {"score": v, "eval_seed": i}
+                        for i, v in enumerate(scores[task, agent, seed])
+                    ],
                 }
                 # json.dumps writes NaN and Infinity as a hand-edited file could hold them
                 (runs / f"{h}.json").write_text(json.dumps(record))
@@ -61,17 +78,32 @@ def write_results(folder: Path, scores: dict[tuple[str, str, int], list], seeds:
         "grid": {"env": "recruitment", "tasks": tasks, "agents": agents, "seeds": seeds},
         "cells": cells,
         "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
-        "code": "test", "clinbench_version": "test", "config_hash": "test", "git": {"sha": None, "dirty": False},
-        "machine": {"machine": "test", "cores": 1, "python": "3"}, "backend": "sequential", "jobs": 1,
-        "libraries": {}, "started": "-", "finished": "-", "wall_seconds": 0.0,
+        "code": "test",
+        "clinbench_version": "test",
+        "config_hash": "test",
+        "git": {"sha": None, "dirty": False},
+        "machine": {"machine": "test", "cores": 1, "python": "3"},
+        "backend": "sequential",
+        "jobs": 1,
+        "libraries": {},
+        "started": "-",
+        "finished": "-",
+        "wall_seconds": 0.0,
     }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder
 
 
-def grid(per_agent: dict[str, dict[str, list[float]]], seeds: list[int]) -> dict[tuple[str, str, int], list]:
+def grid(
+    per_agent: dict[str, dict[str, list[float]]], seeds: list[int]
+) -> dict[tuple[str, str, int], list]:
     """``per_agent[agent][task]`` = one score per seed -> cell scores (two equal episodes)."""
-    return {(t, a, s): [v, v] for a, tasks in per_agent.items() for t, vs in tasks.items() for s, v in zip(seeds, vs)}
+    return {
+        (t, a, s): [v, v]
+        for a, tasks in per_agent.items()
+        for t, vs in tasks.items()
+        for s, v in zip(seeds, vs)
+    }
 
 
 def varied(seed: int, base: float, n: int) -> list[float]:
@@ -91,7 +123,16 @@ def invoke(*args: object):
 
 
 def report(folder: Path, *args: object) -> dict:
-    result = invoke("report", "--results", folder, "--no-charts", "--reproducible", "--bootstrap-reps", 500, *args)
+    result = invoke(
+        "report",
+        "--results",
+        folder,
+        "--no-charts",
+        "--reproducible",
+        "--bootstrap-reps",
+        500,
+        *args,
+    )
     assert result.exit_code == 0, result.output
     return json.loads((folder / "benchmark_report.json").read_text())
 
@@ -105,7 +146,10 @@ SEEDS = [1, 7, 21, 42, 123]
 
 
 # --------------------------------------------------------------------------- bad cell values
-@pytest.mark.parametrize(("value", "says"), [(math.nan, "is nan"), (math.inf, "is inf"), (None, "is null"), ("0.5", '"0.5"')])
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [(math.nan, "is nan"), (math.inf, "is inf"), (None, "is null"), ("0.5", '"0.5"')],
+)
 def test_a_bad_score_exits_2_naming_the_file_and_the_field(tmp_path, value, says):
     scores = grid(healthy(), SEEDS)
     scores["medium_bench", "klong", 21] = [0.5, value]
@@ -114,7 +158,11 @@ def test_a_bad_score_exits_2_naming_the_file_and_the_field(tmp_path, value, says
         result = invoke(*command, "--results", folder)
         assert result.exit_code == 2, result.output
         path = folder / "runs" / f"{cell_hash('medium_bench', 'klong', 21)}.json"
-        assert str(path) in result.stderr and "episodes[1].score" in result.stderr and says in result.stderr
+        assert (
+            str(path) in result.stderr
+            and "episodes[1].score" in result.stderr
+            and says in result.stderr
+        )
         assert "--skip-bad" in result.stderr and "Traceback" not in result.output
 
 
@@ -161,7 +209,12 @@ def test_equal_constant_agents_give_p_one(tmp_path):
     agents["idle_b"] = {t: [0.0] * 5 for t in TASKS}
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
     q = pair(rep, "easy_bench", "idle_a", "idle_b")
-    assert q["status"] == "tested" and q["p"] == 1.0 and q["welch"]["p"] == 1.0 and not q["significant"]
+    assert (
+        q["status"] == "tested"
+        and q["p"] == 1.0
+        and q["welch"]["p"] == 1.0
+        and not q["significant"]
+    )
 
 
 @pytest.mark.filterwarnings("ignore:Precision loss:RuntimeWarning")  # scipy's own paired t here
@@ -217,9 +270,14 @@ def test_fewer_than_three_seeds_give_no_tests_and_no_intervals(tmp_path, n):
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
     assert "No power analysis" in md
     if n == 2:
-        assert rep["verdict"][1] == "No confirmatory test: the aggregate has fewer than 3 complete seeds (2)."
+        assert (
+            rep["verdict"][1]
+            == "No confirmatory test: the aggregate has fewer than 3 complete seeds (2)."
+        )
         # untested pairs show no Holm p (they count as p = 1 inside the family)
-        row = next(line for line in md.splitlines() if line.startswith("| heuristic | random | 2 |"))
+        row = next(
+            line for line in md.splitlines() if line.startswith("| heuristic | random | 2 |")
+        )
         assert row.split(" | ")[5:7] == ["-", "-"]
 
 
@@ -242,9 +300,13 @@ def test_an_incomplete_grid_says_what_the_aggregate_dropped(tmp_path):
     rep = report(write_results(tmp_path / "r", scores, SEEDS))
     agg = rep["aggregate"]
     assert agg["seeds"] == [1, 7, 21, 123]
-    assert agg["dropped_seeds"] == [{"seed": 42, "missing": [{"task": "medium_bench", "agent": "random"}]}]
+    assert agg["dropped_seeds"] == [
+        {"seed": 42, "missing": [{"task": "medium_bench", "agent": "random"}]}
+    ]
     assert rep["ranking"]["blocks"] == 3 * 4 and rep["power"]["seeds"] == 4
-    assert pair(rep, "easy_bench", "heuristic", "random")["n"] == 5  # per task: the seeds each pair shares
+    assert (
+        pair(rep, "easy_bench", "heuristic", "random")["n"] == 5
+    )  # per task: the seeds each pair shares
     assert pair(rep, "medium_bench", "heuristic", "random")["n"] == 4
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
     assert "- seed 42: missing random on medium_bench" in md
@@ -285,7 +347,9 @@ def test_welch_primary_uses_each_agents_own_seeds(tmp_path):
     q = pair(rep, "easy_bench", "heuristic", "klong")
     x = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS])
     y = np.array([scores["easy_bench", "klong", s][0] for s in SEEDS if s != 7])
-    assert q["n_each"] == [5, 4] and q["p"] == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-9)
+    assert q["n_each"] == [5, 4] and q["p"] == pytest.approx(
+        sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-9
+    )
     shared = np.array([scores["easy_bench", "heuristic", s][0] for s in SEEDS if s != 7])
     assert q["paired"]["p"] == pytest.approx(sps.ttest_rel(shared, y).pvalue, rel=1e-9)
     assert q["effect"]["method"] == "noncentral t (pooled variance)"
@@ -334,9 +398,13 @@ def test_an_agent_constant_on_every_seed_has_no_zero_width_headline(tmp_path):
     agents["heuristic"] = {t: [0.9] * 5 for t in TASKS}  # best, and the same on every seed
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
     assert rep["aggregate"]["agents"]["heuristic"]["mean"]["no_spread"] is True
-    assert "(the same on every seed: no spread)" in rep["verdict"][0] and "[" not in rep["verdict"][0]
+    assert (
+        "(the same on every seed: no spread)" in rep["verdict"][0] and "[" not in rep["verdict"][0]
+    )
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| heuristic |") and "no spread" in line)
+    row = next(
+        line for line in md.splitlines() if line.startswith("| heuristic |") and "no spread" in line
+    )
     assert "[" not in row.split(" | ")[1]
 
 
@@ -348,9 +416,14 @@ def test_a_task_without_references_is_named_and_the_report_says_there_is_no_aggr
     manifest["grid"]["tasks"] = ["easy_bench", "medium_bench", "hard_bench", "no_such_task"]
     (folder / "manifest.json").write_text(json.dumps(manifest))
     rep = report(folder)
-    assert rep["aggregate"] == {} and rep["aggregate_absent"] == "no normalisation references for no_such_task"
+    assert (
+        rep["aggregate"] == {}
+        and rep["aggregate_absent"] == "no normalisation references for no_such_task"
+    )
     assert any("no normalisation references for no_such_task" in w for w in rep["warnings"])
-    assert "No aggregate across tasks (no normalisation references for no_such_task)" in " ".join(rep["verdict"])
+    assert "No aggregate across tasks (no normalisation references for no_such_task)" in " ".join(
+        rep["verdict"]
+    )
     md = (folder / "benchmark_report.md").read_text()
     assert "alpha / 0" not in md and "No power analysis" in md
 
@@ -369,12 +442,21 @@ def test_one_task_has_no_iqm_caveat(tmp_path):
 def test_scores_too_large_to_summarise_are_bad_input(tmp_path):
     agents = healthy()
     agents["klong"]["easy_bench"] = [1e200, -1e200, 1e200, 3e200, 0.0]
-    result = invoke("report", "--results", write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS), "--no-charts")
+    result = invoke(
+        "report",
+        "--results",
+        write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS),
+        "--no-charts",
+    )
     assert result.exit_code == 2 and "too large to summarise" in result.stderr
     agents["klong"]["easy_bench"] = [1e308] * 5
     scores = grid(agents, SEEDS)
-    result = invoke("report", "--results", write_results(tmp_path / "s", scores, SEEDS), "--no-charts")
-    assert result.exit_code == 2 and "overflows" in result.stderr and "Traceback" not in result.output
+    result = invoke(
+        "report", "--results", write_results(tmp_path / "s", scores, SEEDS), "--no-charts"
+    )
+    assert (
+        result.exit_code == 2 and "overflows" in result.stderr and "Traceback" not in result.output
+    )
 
 
 def test_charts_and_export_survive_a_friedman_test_that_is_undefined(tmp_path):
@@ -382,7 +464,9 @@ def test_charts_and_export_survive_a_friedman_test_that_is_undefined(tmp_path):
     folder = write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS)
     rep = report(folder)
     assert rep["ranking"]["friedman_p"] is None
-    data = ChartData(report=rep, results=pd.DataFrame(), curves=pd.DataFrame(), trajectories=pd.DataFrame())
+    data = ChartData(
+        report=rep, results=pd.DataFrame(), curves=pd.DataFrame(), trajectories=pd.DataFrame()
+    )
     fig = figures.critical_difference(data, 7.0)
     assert "Friedman p = undefined (every block tied)" in fig.get_suptitle().replace("\n", " ")
 

@@ -22,10 +22,14 @@ TINY = {"n_steps": 128, "batch_size": 32, "n_epochs": 2}
 EASY = "recruitment/easy_bench"
 
 
-def test_without_the_extra_they_are_listed_unavailable_with_the_install_command(monkeypatch, invoke):
+def test_without_the_extra_they_are_listed_unavailable_with_the_install_command(
+    monkeypatch, invoke
+):
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        registry.importlib.util, "find_spec", lambda name, *a: None if name == "stable_baselines3" else real(name, *a)
+        registry.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "stable_baselines3" else real(name, *a),
     )
     rows = {e.name: e for e in agent_entries()}
     for name in ("ppo", "maskable_ppo"):
@@ -67,7 +71,13 @@ def test_training_gives_the_same_weights_in_another_process():
     import sys
 
     runs = [
-        subprocess.run([sys.executable, "-c", TRAIN_AND_DIGEST], capture_output=True, text=True, timeout=300, check=False)
+        subprocess.run(
+            [sys.executable, "-c", TRAIN_AND_DIGEST],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         for _ in range(2)
     ]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
@@ -133,11 +143,21 @@ def test_they_run_in_a_sweep(tmp_path):
     from clinbench.config import load
     from clinbench.sweep import run_sweep
 
-    cfg = load([
-        "preset=smoke", "agents=[ppo,maskable_ppo]", "tasks=[easy_bench]", "protocol.train_episodes=2",
-        "protocol.eval_episodes=2", "agent.ppo.n_steps=128", "agent.maskable_ppo.n_steps=128",
-        "agent.ppo.batch_size=32", "agent.maskable_ppo.batch_size=32", f"results={tmp_path}", "launcher=sequential",
-    ])
+    cfg = load(
+        [
+            "preset=smoke",
+            "agents=[ppo,maskable_ppo]",
+            "tasks=[easy_bench]",
+            "protocol.train_episodes=2",
+            "protocol.eval_episodes=2",
+            "agent.ppo.n_steps=128",
+            "agent.maskable_ppo.n_steps=128",
+            "agent.ppo.batch_size=32",
+            "agent.maskable_ppo.batch_size=32",
+            f"results={tmp_path}",
+            "launcher=sequential",
+        ]
+    )
     outcome = run_sweep(cfg, show_progress=False)
     assert outcome.ok, outcome.failed
     assert outcome.total == 2 * len(cfg.protocol.seeds)

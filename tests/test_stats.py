@@ -136,7 +136,9 @@ def test_paired_constant_difference_is_not_testable_while_welch_is():
     res = cs.paired(x, y)
     assert res["testable"] is False and math.isnan(res["p"]) and res["df"] == 4
     assert res["diff"] == pytest.approx(0.25)
-    assert cs.welch(x, y)["p"] == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-12)
+    assert cs.welch(x, y)["p"] == pytest.approx(
+        sps.ttest_ind(x, y, equal_var=False).pvalue, rel=1e-12
+    )
     same = cs.paired(x, x.copy())
     assert same["testable"] and same["p"] == 1.0 and same["diff"] == 0.0
 
@@ -165,7 +167,9 @@ def test_hedges_g_hand_case():
     j_exact = math.gamma(3) / (math.sqrt(3) * math.gamma(2.5))
     res = cs.hedges_g(x, y)
     assert res["value"] == pytest.approx(j_exact * d, rel=1e-12)
-    assert res["value"] == pytest.approx((1 - 3 / (4 * 6 - 1)) * d, rel=2e-3)  # Hedges' approximation
+    assert res["value"] == pytest.approx(
+        (1 - 3 / (4 * 6 - 1)) * d, rel=2e-3
+    )  # Hedges' approximation
     # the interval of delta inverts the noncentral t of the pooled t = d sqrt(nm / (n + m))
     t, scale = sps.ttest_ind(x, y).statistic, math.sqrt(16 / 8)
     assert t == pytest.approx(d * scale, rel=1e-12)
@@ -239,7 +243,9 @@ def test_effect_sizes_fall_back_to_the_normal_interval_beyond_exact_t():
     res = cs.cohens_dz(x, y)
     assert res["method"] == "normal approximation"
     half = 1.959964 * math.sqrt(1 / 5 + res["value"] ** 2 / 10)
-    assert (res["lo"], res["hi"]) == pytest.approx((res["value"] - half, res["value"] + half), rel=1e-6)
+    assert (res["lo"], res["hi"]) == pytest.approx(
+        (res["value"] - half, res["value"] + half), rel=1e-6
+    )
 
 
 def test_probability_of_improvement_counts_ties_half():
@@ -520,4 +526,3 @@ def test_holm_family_cannot_pass_mann_whitney_floor_beyond_six():
 def test_wilcoxon_with_five_pairs_never_significant():
     assert not cs.family_can_reach_alpha(cs.wilcoxon_floor(5), 1)
     assert "never be significant" in cs.floor_warning("exact Wilcoxon (5 pairs)", 0.0625, 1)
-

@@ -29,12 +29,19 @@ from clinbench.sweep import run_sweep
 
 REPO = Path(clinbench.__file__).resolve().parents[1]
 FULL_SWEEP = REPO / "experiments" / "full_sweep.py"
-TABLES = ("sweep_results.csv", "training_curves.csv", "enrollment_by_day.csv")
+TABLES = ("sweep_results.csv", "training_curves.csv", "progress_by_time.csv")
 SMOKE = ("preset=smoke", "--quiet", "--no-report")
 # heuristic and random on two tasks plus an hcapo that raises at construction
 FAILING = (
-    "--agents", "heuristic", "random", "hcapo", "--tasks", "easy_bench", "medium_bench",
-    "agent.hcapo.group_size=0", *SMOKE,
+    "--agents",
+    "heuristic",
+    "random",
+    "hcapo",
+    "--tasks",
+    "easy_bench",
+    "medium_bench",
+    "agent.hcapo.group_size=0",
+    *SMOKE,
 )
 
 # A wide terminal, so that messages are not folded across lines.
@@ -100,9 +107,15 @@ def reference(tmp_path_factory) -> Path:
         (["--seeds", "1,7,21"], ["--seeds", "1,7,21"]),
         (["--seeds", "1,7", "21"], ["--seeds", "1,7,21"]),
         (["--seeds", "1", "7", "preset=smoke"], ["--seeds", "1,7", "preset=smoke"]),
-        (["--agents", "heuristic", "random", "--jobs", "2"], ["--agents", "heuristic,random", "--jobs", "2"]),
+        (
+            ["--agents", "heuristic", "random", "--jobs", "2"],
+            ["--agents", "heuristic,random", "--jobs", "2"],
+        ),
         (["--agents", "heuristic", "-q"], ["--agents", "heuristic", "-q"]),
-        (["--tasks", "easy_bench", "hard_bench", "--seeds", "1", "2"], ["--tasks", "easy_bench,hard_bench", "--seeds", "1,2"]),
+        (
+            ["--tasks", "easy_bench", "hard_bench", "--seeds", "1", "2"],
+            ["--tasks", "easy_bench,hard_bench", "--seeds", "1,2"],
+        ),
         (["--seeds", "--jobs", "2"], ["--seeds", "--jobs", "2"]),
         (["--jobs", "2", "3"], ["--jobs", "2", "3"]),
         (["preset=smoke", "x"], ["preset=smoke", "x"]),
@@ -127,8 +140,16 @@ def test_split_list():
 )
 def test_list_options_take_spaces_or_commas(tmp_path, seed_args, seeds, agent_args):
     result = sweep(
-        "--seeds", *seed_args, "--agents", *agent_args, "--tasks", "easy_bench", *SMOKE,
-        "--backend", "sequential", results=tmp_path,
+        "--seeds",
+        *seed_args,
+        "--agents",
+        *agent_args,
+        "--tasks",
+        "easy_bench",
+        *SMOKE,
+        "--backend",
+        "sequential",
+        results=tmp_path,
     )
     assert result.exit_code == 0, result.output
     grid = manifest(tmp_path)["grid"]
@@ -141,8 +162,20 @@ def test_list_options_take_spaces_or_commas(tmp_path, seed_args, seeds, agent_ar
 
 def test_flags_win_over_a_preset_given_before_them(tmp_path):
     result = sweep(
-        "preset=smoke", "--seeds", "5", "--agents", "heuristic", "--tasks", "easy_bench",
-        "--eval-episodes", "3", "--quiet", "--no-report", "--backend", "sequential", results=tmp_path,
+        "preset=smoke",
+        "--seeds",
+        "5",
+        "--agents",
+        "heuristic",
+        "--tasks",
+        "easy_bench",
+        "--eval-episodes",
+        "3",
+        "--quiet",
+        "--no-report",
+        "--backend",
+        "sequential",
+        results=tmp_path,
     )
     assert result.exit_code == 0, result.output
     m = manifest(tmp_path)
@@ -170,8 +203,20 @@ def test_results_do_not_depend_on_backend_or_jobs(tmp_path, reference, backend_a
 # --------------------------------------------------------------------------- kill and resume
 def _kill_part_way(results: Path, total: int) -> None:
     """Start a one-job smoke sweep in a subprocess and SIGKILL it after a few cells."""
-    command = [sys.executable, "-m", "clinbench.cli.app", "sweep", *SMOKE, "--jobs", "1", "--results", str(results)]
-    proc = subprocess.Popen(command, cwd=results.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "clinbench.cli.app",
+        "sweep",
+        *SMOKE,
+        "--jobs",
+        "1",
+        "--results",
+        str(results),
+    ]
+    proc = subprocess.Popen(
+        command, cwd=results.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 120
         while len(cell_files(results)) < 3:
@@ -208,7 +253,16 @@ def test_killed_sweep_resumes_and_loses_nothing(tmp_path, reference):
 
 
 def test_finished_sweep_reruns_nothing(tmp_path):
-    args = ("--agents", "heuristic", "random", "--tasks", "easy_bench", *SMOKE, "--backend", "sequential")
+    args = (
+        "--agents",
+        "heuristic",
+        "random",
+        "--tasks",
+        "easy_bench",
+        *SMOKE,
+        "--backend",
+        "sequential",
+    )
     assert sweep(*args, results=tmp_path).exit_code == 0
     before = {p.name: p.read_bytes() for p in cell_files(tmp_path)}
     result = sweep(*args, results=tmp_path)
@@ -272,7 +326,11 @@ def test_a_raising_agent_fails_only_its_cells(tmp_path):
     frame = pd.read_csv(tmp_path / "sweep_results.csv")
     assert set(frame.agent) == {"heuristic", "random"}
     assert len(frame.groupby(["agent", "task", "seed"])) == len(cells) - len(failed)
-    failed_bytes = {p.name: p.read_bytes() for p in cell_files(tmp_path) if json.loads(p.read_text())["status"] == "failed"}
+    failed_bytes = {
+        p.name: p.read_bytes()
+        for p in cell_files(tmp_path)
+        if json.loads(p.read_text())["status"] == "failed"
+    }
 
     # a re-run keeps the failures without running them again
     again = sweep(*FAILING, "--jobs", "2", results=tmp_path)
@@ -291,10 +349,15 @@ def test_retry_failed_recomputes_cells_once_the_cause_is_fixed(tmp_path, monkeyp
     """A failure outside the config (same cell hash): --retry-failed is what reruns it."""
 
     def cfg(folder: Path):
-        return load([
-            "preset=smoke", "agents=[heuristic,hcapo]", "tasks=[easy_bench]",
-            "launcher=sequential", f"results={folder}",
-        ])
+        return load(
+            [
+                "preset=smoke",
+                "agents=[heuristic,hcapo]",
+                "tasks=[easy_bench]",
+                "launcher=sequential",
+                f"results={folder}",
+            ]
+        )
 
     real = protocol.make_agent
 
@@ -336,19 +399,37 @@ def test_fail_fast_stops_at_the_first_failure(tmp_path):
 #: click ("x>=0") and typer ("greater than or equal to 0") word a range differently.
 AT_LEAST = r"(x>=|greater than or equal to ){}\b"
 BAD_INPUT = {
-    "unknown agent": (["--agents", "heuristic", "nosuch", "preset=smoke"], ["'nosuch'", *agent_names()]),
-    "unknown task": (["--tasks", "nosuch", "preset=smoke"], ["'nosuch'", "easy_bench", "medium_bench", "hard_bench"]),
+    "unknown agent": (
+        ["--agents", "heuristic", "nosuch", "preset=smoke"],
+        ["'nosuch'", *agent_names()],
+    ),
+    "unknown task": (
+        ["--tasks", "nosuch", "preset=smoke"],
+        ["'nosuch'", "easy_bench", "medium_bench", "hard_bench"],
+    ),
     "unknown preset": (["preset=nosuch"], ["nosuch", "smoke", "default", "paper"]),
     "unknown key": (["preset=smoke", "foo=1"], ["'foo'", "agents", "protocol", "tasks"]),
-    "unknown agent parameter": (["preset=smoke", "agent.hcapo.omegaa=1"], ["omegaa", "omega", "group_size"]),
-    "bad agent parameter": (["preset=smoke", "agent.hcapo.omega=abc"], ["agent.hcapo.omega", "float"]),
+    "unknown agent parameter": (
+        ["preset=smoke", "agent.hcapo.omegaa=1"],
+        ["omegaa", "omega", "group_size"],
+    ),
+    "bad agent parameter": (
+        ["preset=smoke", "agent.hcapo.omega=abc"],
+        ["agent.hcapo.omega", "float"],
+    ),
     "unknown environment": (["preset=smoke", "env=nosuch"], ["nosuch", "recruitment"]),
     "empty seeds": (["preset=smoke", "protocol.seeds=[]"], ["seed list is empty", "--seeds"]),
     "non-integer seed": (["--seeds", "1", "x", "preset=smoke"], ["'x'", "integer"]),
     "repeated seed": (["--seeds", "1", "1", "preset=smoke"], ["distinct"]),
     "negative episodes": (["--episodes", "-1", "preset=smoke"], ["--episodes", AT_LEAST.format(0)]),
-    "no evaluation episodes": (["--eval-episodes", "0", "preset=smoke"], ["--eval-episodes", AT_LEAST.format(1)]),
-    "unknown backend": (["--backend", "nosuch", "preset=smoke"], ["nosuch", "loky", "sequential", "dask", "ray"]),
+    "no evaluation episodes": (
+        ["--eval-episodes", "0", "preset=smoke"],
+        ["--eval-episodes", AT_LEAST.format(1)],
+    ),
+    "unknown backend": (
+        ["--backend", "nosuch", "preset=smoke"],
+        ["nosuch", "loky", "sequential", "dask", "ray"],
+    ),
     "zero jobs": (["--jobs", "0", "preset=smoke"], ["--jobs", AT_LEAST.format(1)]),
 }
 
@@ -369,12 +450,27 @@ def test_bad_input_exits_2_naming_the_valid_choices(tmp_path, args, named):
 @pytest.mark.skipif(not FULL_SWEEP.exists(), reason="experiments/full_sweep.py is not there yet")
 def test_full_sweep_script_runs_the_same_sweep(tmp_path):
     flags = [
-        "--episodes", "2", "--eval-episodes", "1", "--seeds", "1",
-        "--agents", "heuristic", "random", "--tasks", "easy_bench", "--quiet", "--no-report",
+        "--episodes",
+        "2",
+        "--eval-episodes",
+        "1",
+        "--seeds",
+        "1",
+        "--agents",
+        "heuristic",
+        "random",
+        "--tasks",
+        "easy_bench",
+        "--quiet",
+        "--no-report",
     ]
     script = subprocess.run(
         [sys.executable, str(FULL_SWEEP), *flags, "--results", str(tmp_path / "script")],
-        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert script.returncode == 0, script.stderr
     result = sweep(*flags, results=tmp_path / "cli")

@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 from clinbench.charts.data import ChartData, ChartDataError, load_chart_data
-from clinbench.charts.figures import CHARTS
+from clinbench.charts.figures import charts_for
 from clinbench.charts.style import DOUBLE_COLUMN, FORMATS, save, style
 
 VERSIONS_FILE = "charts.json"
@@ -28,6 +28,8 @@ DOCS_IMAGES = REPO / "docs" / "images"
 def default_docs(results: Path) -> Path | None:
     """``docs/images`` for the canonical results folder; other folders are not mirrored."""
     return DOCS_IMAGES if Path(results).resolve() == CANONICAL_RESULTS else None
+
+
 RENDER_LIBRARIES = ("matplotlib", "seaborn", "numpy", "pandas", "scipy", "pillow", "fonttools")
 
 
@@ -45,11 +47,13 @@ def render_into(data: ChartData, folder: Path) -> list[Path]:
     """Every chart, both formats, plus the versions file, into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
+    charts = charts_for(data)
     with style():
-        for name, chart in CHARTS.items():
+        for name, chart in charts.items():
             paths += save(chart(data, DOUBLE_COLUMN), folder, name, FORMATS)
     versions = folder / VERSIONS_FILE
-    versions.write_text(json.dumps({"libraries": render_versions(), "charts": list(CHARTS)}, indent=2) + "\n")
+    listing = {"libraries": render_versions(), "charts": list(charts)}
+    versions.write_text(json.dumps(listing, indent=2) + "\n")
     return [*paths, versions]
 
 
@@ -84,10 +88,14 @@ def check(results: Path, docs: Path | None) -> list[str]:
             if problems and recorded.exists():
                 then = json.loads(recorded.read_text()).get("libraries", {})
                 now = render_versions()
-                changed = [f"{k} {then.get(k)} -> {now.get(k)}" for k in now if then.get(k) != now.get(k)]
+                changed = [
+                    f"{k} {then.get(k)} -> {now.get(k)}" for k in now if then.get(k) != now.get(k)
+                ]
                 if changed:
-                    problems.append(f"{folder} was rendered with other versions: {', '.join(changed)}")
+                    problems.append(
+                        f"{folder} was rendered with other versions: {', '.join(changed)}"
+                    )
     return problems
 
 
-__all__ = ["CHARTS", "ChartDataError", "check", "default_docs", "render_all"]
+__all__ = ["ChartDataError", "charts_for", "check", "default_docs", "render_all"]

@@ -10,6 +10,9 @@ from typing import Any
 import pandas as pd
 
 from clinbench.charts.style import agent_colors
+from clinbench.env.family import Family
+from clinbench.env.registry import family
+from clinbench.references import normalise
 
 
 class ChartDataError(ValueError):
@@ -36,12 +39,19 @@ class ChartData:
         return list(self.report["protocol"]["seeds"])
 
     @property
+    def family(self) -> Family:
+        """The hooks of the results' environment family (labels, domain charts)."""
+        return family(self.report["protocol"]["env"])
+
+    @property
     def colors(self) -> dict[str, str]:
         return agent_colors(self.agents)
 
     def cell_scores(self) -> pd.DataFrame:
         """One row per (task, agent, seed): the mean over evaluation episodes."""
-        return self.results.groupby(["task", "agent", "seed"], as_index=False, sort=False).score.mean()
+        return self.results.groupby(
+            ["task", "agent", "seed"], as_index=False, sort=False
+        ).score.mean()
 
     def normalised_scores(self) -> pd.DataFrame:
         """Cell scores with a ``normalised`` column (fixed per-task references)."""
@@ -50,7 +60,7 @@ class ChartData:
         cells = cells[cells.task.isin(refs)].copy()
         lo = cells.task.map(lambda t: refs[t]["random"])
         hi = cells.task.map(lambda t: refs[t]["reference_planner"])
-        cells["normalised"] = (cells.score - lo) / (hi - lo)
+        cells["normalised"] = normalise(cells.score, lo, hi)
         return cells
 
 
@@ -59,26 +69,37 @@ def _without(frame: pd.DataFrame, cells: list[dict[str, Any]]) -> pd.DataFrame:
     if not cells:
         return frame
     left_out = {(c["task"], c["agent"], int(c["seed"])) for c in cells}
-    keep = [(t, a, int(s)) not in left_out for t, a, s in zip(frame.task, frame.agent, frame.seed, strict=True)]
+    keep = [
+        (t, a, int(s)) not in left_out
+        for t, a, s in zip(frame.task, frame.agent, frame.seed, strict=True)
+    ]
     return frame[keep].reset_index(drop=True)
 
 
 def load_chart_data(folder: Path) -> ChartData:
     folder = Path(folder)
-    needed = ["benchmark_report.json", "sweep_results.csv", "training_curves.csv", "enrollment_by_day.csv"]
+    needed = [
+        "benchmark_report.json",
+        "sweep_results.csv",
+        "training_curves.csv",
+        "progress_by_time.csv",
+    ]
     missing = [n for n in needed if not (folder / n).exists()]
     if missing:
         raise ChartDataError(
-            f"{folder} lacks {', '.join(missing)}: run `clinbench sweep` and `clinbench report --results {folder}` first"
+            f"{folder} lacks {', '.join(missing)}: run `clinbench sweep` and `clinbench report "
+            f"--results {folder}` first"
         )
     try:
         report = json.loads((folder / "benchmark_report.json").read_text())
     except json.JSONDecodeError as exc:
-        raise ChartDataError(f"{folder / 'benchmark_report.json'} is not valid JSON: {exc}") from None
+        raise ChartDataError(
+            f"{folder / 'benchmark_report.json'} is not valid JSON: {exc}"
+        ) from None
     results = pd.read_csv(folder / "sweep_results.csv")
     return ChartData(
         report=report,
         results=_without(results, report.get("missing", [])),
         curves=pd.read_csv(folder / "training_curves.csv"),
-        trajectories=pd.read_csv(folder / "enrollment_by_day.csv"),
+        trajectories=pd.read_csv(folder / "progress_by_time.csv"),
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.charts.data import ChartData, load_chart_data
-from clinbench.charts.figures import CHARTS
+from clinbench.charts.figures import charts_for
 from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN, save, style
 
 WIDTHS = {"single": SINGLE_COLUMN, "double": DOUBLE_COLUMN}
@@ -22,7 +22,7 @@ DAGGER = r"$^\dagger$"
 def export_figures(data: ChartData, out: Path, fmt: str) -> list[Path]:
     paths: list[Path] = []
     with style(paper=True):
-        for name, chart in CHARTS.items():
+        for name, chart in charts_for(data).items():
             for label, width in WIDTHS.items():
                 paths += save(chart(data, width), out, f"{name}_{label}", (fmt,))
     return paths
@@ -66,7 +66,9 @@ def _table(columns: list[str], rows: list[list[str]], caption: str, label: str) 
 
 def per_task_table(report: dict[str, Any]) -> str:
     agents, tasks = report["protocol"]["agents"], report["protocol"]["tasks"]
-    best = {t: max(report["per_task"][t], key=lambda a: report["per_task"][t][a]["mean"]) for t in tasks}
+    best = {
+        t: max(report["per_task"][t], key=lambda a: report["per_task"][t][a]["mean"]) for t in tasks
+    }
     worse = {t: _worse_than_best(report, t, best[t]) for t in tasks}
     rows = []
     for a in agents:
@@ -87,8 +89,10 @@ def per_task_table(report: dict[str, Any]) -> str:
     n = len(report["protocol"]["seeds"])
     caption = (
         f"Mean score per task over {n} seeds $\\pm$ half-width of the Student-t 95\\% interval. "
-        f"Bold: best per task; {DAGGER}: significantly worse than the best ({report['protocol']['test_name']}, "
-        f"Holm over each task's {len(agents) * (len(agents) - 1) // 2} pairs, $\\alpha = {report['protocol']['alpha']}$; "
+        f"Bold: best per task; {DAGGER}: significantly worse than the best "
+        f"({report['protocol']['test_name']}, "
+        f"Holm over each task's {len(agents) * (len(agents) - 1) // 2} pairs, "
+        f"$\\alpha = {report['protocol']['alpha']}$; "
         "exploratory)."
     )
     return _table(["Agent", *(_tex(t) for t in tasks)], rows, caption, "tab:clinbench-per-task")
@@ -107,8 +111,17 @@ def _cell(v: dict[str, Any]) -> str:
 def aggregate_table(report: dict[str, Any]) -> str:
     agg = (report["aggregate"] or {}).get("agents", {})
     agents = [a for a in report["protocol"]["agents"] if a in agg]
-    stats = [("mean", "Mean", max), ("iqm", "IQM", max), ("median", "Median", max), ("optimality_gap", "Optimality gap", min)]
-    best = {k: pick(agents, key=lambda a, k=k: agg[a][k]["value"]) for k, _, pick in stats} if agents else {}
+    stats = [
+        ("mean", "Mean", max),
+        ("iqm", "IQM", max),
+        ("median", "Median", max),
+        ("optimality_gap", "Optimality gap", min),
+    ]
+    best = (
+        {k: pick(agents, key=lambda a, k=k: agg[a][k]["value"]) for k, _, pick in stats}
+        if agents
+        else {}
+    )
     worse = _worse_than_best(report, "aggregate", best["mean"]) if agents else set()
     rows = []
     for a in agents:
@@ -172,10 +185,16 @@ def export(results: Path, out: Path, fmt: str = "pdf") -> list[Path]:
     paths = export_figures(data, out / "figures", fmt)
     tables = out / "tables"
     tables.mkdir(parents=True, exist_ok=True)
-    for name, text in (("per_task", per_task_table(data.report)), ("aggregate", aggregate_table(data.report))):
+    for name, text in (
+        ("per_task", per_task_table(data.report)),
+        ("aggregate", aggregate_table(data.report)),
+    ):
         path = tables / f"{name}.tex"
         path.write_text(text)
         paths.append(path)
     readme = out / "README.md"
-    readme.write_text(README.format(fmt=fmt, single=SINGLE_COLUMN, double=DOUBLE_COLUMN, charts=", ".join(CHARTS)))
+    names = ", ".join(charts_for(data))
+    readme.write_text(
+        README.format(fmt=fmt, single=SINGLE_COLUMN, double=DOUBLE_COLUMN, charts=names)
+    )
     return [*paths, readme]

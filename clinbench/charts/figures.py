@@ -22,10 +22,19 @@ from clinbench.charts.data import ChartData
 LEARNING = ("hcapo", "mira", "klong", "memexrl", "grpo")
 
 
-def _panels(n: int, width: float, height_per_row: float, ncols: int | None = None, **kw) -> tuple[Figure, np.ndarray]:
+def panels(
+    n: int, width: float, height_per_row: float, ncols: int | None = None, **kw
+) -> tuple[Figure, np.ndarray]:
     ncols = ncols or n
     nrows = int(np.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height_per_row * nrows), squeeze=False, layout="constrained", **kw)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(width, height_per_row * nrows),
+        squeeze=False,
+        layout="constrained",
+        **kw,
+    )
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat
@@ -36,7 +45,7 @@ def _points(key: str) -> float:
     return FontProperties(size=plt.rcParams[key]).get_size_in_points()
 
 
-def _suptitle(fig: Figure, text: str, width: float) -> None:
+def suptitle(fig: Figure, text: str, width: float) -> None:
     """A figure title wrapped to the figure's width.
 
     DejaVu Sans averages about 0.6 em per character, so a line holds ``120 / size``
@@ -52,7 +61,7 @@ def _title(ax, text: str, width: float) -> None:
     ax.figure.suptitle(textwrap.fill(text, int(width * 120 / size)), fontsize=size)
 
 
-def _bottom_legend(fig: Figure, ax, ncol: int, width: float) -> None:
+def bottom_legend(fig: Figure, ax, ncol: int, width: float) -> None:
     """A legend under the panels, with no more columns than fit in ``width`` inches."""
     handles, labels = ax.get_legend_handles_labels()
     em = _points("legend.fontsize") / 72
@@ -91,14 +100,22 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
     agg = (d.report["aggregate"] or {}).get("agents", {})
     n_panels = len(d.tasks) + (1 if agg else 0)
     ncols = n_panels if width > 5 else 2
-    fig, axes = _panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
+    fig, axes = panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     y = np.arange(len(d.agents))[::-1]
     for ax, task in zip(axes, d.tasks, strict=False):
         for yi, agent in zip(y, d.agents, strict=True):
             v = cells[(cells.task == task) & (cells.agent == agent)].score.to_numpy()
             if v.size:
                 m, lo, hi = _t_ci(v)
-                ax.errorbar(m, yi, xerr=[[m - lo], [hi - m]], fmt="o", color=d.colors[agent], capsize=2, ms=4)
+                ax.errorbar(
+                    m,
+                    yi,
+                    xerr=[[m - lo], [hi - m]],
+                    fmt="o",
+                    color=d.colors[agent],
+                    capsize=2,
+                    ms=4,
+                )
         ax.set_title(task)
         ax.set_xlabel("score")
     if agg:
@@ -112,9 +129,10 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
         ax.set_title("aggregate")
         ax.set_xlabel("normalised score")
     axes[0].set_yticks(y, d.agents)
-    _suptitle(
+    suptitle(
         fig,
-        f"Mean score per task and aggregate (per-seed mean normalised score), Student-t 95 % CIs; n = {len(d.seeds)} seeds",
+        "Mean score per task and aggregate (per-seed mean normalised score), Student-t 95 % CIs; "
+        f"n = {len(d.seeds)} seeds",
         width,
     )
     return fig
@@ -124,26 +142,48 @@ def score_distribution(d: ChartData, width: float) -> Figure:
     """Box plot of per-seed scores with every seed drawn as a point."""
     cells = d.cell_scores()
     ncols = len(d.tasks) if width > 5 else 1
-    fig, axes = _panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
+    fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     for ax, task in zip(axes, d.tasks, strict=False):
         pos = np.arange(len(d.agents))[::-1]
         # agents without results (every cell failed) keep their row, empty
-        present = [(p, a, v) for p, a in zip(pos, d.agents, strict=True)
-                   if (v := cells[(cells.task == task) & (cells.agent == a)].score.to_numpy()).size]
+        present = [
+            (p, a, v)
+            for p, a in zip(pos, d.agents, strict=True)
+            if (v := cells[(cells.task == task) & (cells.agent == a)].score.to_numpy()).size
+        ]
         if present:
-            bp = ax.boxplot([v for _, _, v in present], positions=[p for p, _, _ in present],
-                            orientation="horizontal", widths=0.55, patch_artist=True, showfliers=False,
-                            medianprops={"color": "black", "lw": 1})
+            bp = ax.boxplot(
+                [v for _, _, v in present],
+                positions=[p for p, _, _ in present],
+                orientation="horizontal",
+                widths=0.55,
+                patch_artist=True,
+                showfliers=False,
+                medianprops={"color": "black", "lw": 1},
+            )
             for patch, (_, agent, _) in zip(bp["boxes"], present, strict=True):
                 patch.set_facecolor(d.colors[agent])
                 patch.set_alpha(0.35)
         for p, agent, v in present:
             offsets = np.linspace(-0.15, 0.15, v.size) if v.size > 1 else np.zeros(v.size)
-            ax.scatter(v, p + offsets, s=10, color=d.colors[agent], zorder=3, edgecolor="black", linewidth=0.3)
+            ax.scatter(
+                v,
+                p + offsets,
+                s=10,
+                color=d.colors[agent],
+                zorder=3,
+                edgecolor="black",
+                linewidth=0.3,
+            )
         ax.set_yticks(pos, d.agents)
         ax.set_title(task)
         ax.set_xlabel("score")
-    _suptitle(fig, f"Score per seed (mean over its evaluation episodes): box = quartiles, points = the {len(d.seeds)} seeds", width)
+    suptitle(
+        fig,
+        "Score per seed (mean over its evaluation episodes): box = quartiles, points = the "
+        f"{len(d.seeds)} seeds",
+        width,
+    )
     return fig
 
 
@@ -151,18 +191,35 @@ def seed_heatmap(d: ChartData, width: float) -> Figure:
     """Agent x seed matrix of scores, one panel per task."""
     cells = d.cell_scores()
     ncols = len(d.tasks) if width > 5 else 1
-    fig, axes = _panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
+    fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
     for ax, task in zip(axes, d.tasks, strict=False):
         m = cells[cells.task == task].pivot(index="agent", columns="seed", values="score")
-        m = m.reindex(index=[a for a in d.agents if a in m.index], columns=[s for s in d.seeds if s in m.columns])
-        sns.heatmap(m, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", cbar=False,
-                    annot_kws={"fontsize": 6}, linewidths=0.5)
+        m = m.reindex(
+            index=[a for a in d.agents if a in m.index],
+            columns=[s for s in d.seeds if s in m.columns],
+        )
+        sns.heatmap(
+            m,
+            ax=ax,
+            vmin=0,
+            vmax=1,
+            cmap="viridis",
+            annot=True,
+            fmt=".2f",
+            cbar=False,
+            annot_kws={"fontsize": 6},
+            linewidths=0.5,
+        )
         ax.set_title(task)
         ax.set_xlabel("seed")
         ax.set_ylabel("")
         ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
-    _suptitle(fig, "Score per agent and seed (mean over evaluation episodes; same worlds within a seed)", width)
+    suptitle(
+        fig,
+        "Score per agent and seed (mean over evaluation episodes; same worlds within a seed)",
+        width,
+    )
     return fig
 
 
@@ -171,7 +228,7 @@ def learning_curves(d: ChartData, width: float) -> Figure:
     cells = d.cell_scores()
     learners = [a for a in d.agents if a in set(d.curves.agent)]
     ncols = len(d.tasks) if width > 5 else 1
-    fig, axes = _panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=True)
+    fig, axes = panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=True)
     for ax, task in zip(axes, d.tasks, strict=False):
         for agent in learners:
             c = d.curves[(d.curves.task == task) & (d.curves.agent == agent)]
@@ -186,12 +243,19 @@ def learning_curves(d: ChartData, width: float) -> Figure:
         for base in ("heuristic", "random"):
             v = cells[(cells.task == task) & (cells.agent == base)].score
             if len(v):
-                ax.axhline(v.mean(), color=d.colors[base], ls="--", lw=1, label=f"{base} (no training)")
+                ax.axhline(
+                    v.mean(), color=d.colors[base], ls="--", lw=1, label=f"{base} (no training)"
+                )
         ax.set_title(task)
         ax.set_xlabel("training episodes")
         ax.set_ylabel("evaluation score")
-    _bottom_legend(fig, axes[0], 4, width)
-    _suptitle(fig, f"Learning curves: greedy evaluation score, mean over {len(d.seeds)} seeds (Student-t 95 % band)", width)
+    bottom_legend(fig, axes[0], 4, width)
+    suptitle(
+        fig,
+        f"Learning curves: greedy evaluation score, mean over {len(d.seeds)} seeds (Student-t 95 "
+        "% band)",
+        width,
+    )
     return fig
 
 
@@ -214,7 +278,8 @@ def _effect_matrix(d: ChartData) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pairwise_significance(d: ChartData, width: float) -> Figure:
-    """The primary test's effect size of each pair on the aggregate, Holm-significant pairs marked."""
+    """The primary test's effect size of each pair on the aggregate, Holm-significant pairs "
+    "marked."""
     g, sig = _effect_matrix(d)
     fam = _confirmatory(d)
     effect = "d_z" if fam["test"] == "paired" else "Hedges' g"
@@ -223,10 +288,29 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
     fig, ax = plt.subplots(figsize=(size, size - 0.8), layout="constrained")
     # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
     lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
-    labels = np.array([["" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "") for v, s in zip(rg, rs, strict=True)]
-                       for rg, rs in zip(g, sig, strict=True)])
-    sns.heatmap(g, ax=ax, cmap="RdBu_r", vmin=-lim, vmax=lim, annot=labels, fmt="", xticklabels=d.agents,
-                yticklabels=d.agents, annot_kws={"fontsize": 6}, linewidths=0.5, cbar_kws={"label": f"{effect} (row - column)"})
+    labels = np.array(
+        [
+            [
+                "" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "")
+                for v, s in zip(rg, rs, strict=True)
+            ]
+            for rg, rs in zip(g, sig, strict=True)
+        ]
+    )
+    sns.heatmap(
+        g,
+        ax=ax,
+        cmap="RdBu_r",
+        vmin=-lim,
+        vmax=lim,
+        annot=labels,
+        fmt="",
+        xticklabels=d.agents,
+        yticklabels=d.agents,
+        annot_kws={"fontsize": 6},
+        linewidths=0.5,
+        cbar_kws={"label": f"{effect} (row - column)"},
+    )
     _title(
         ax,
         f"Aggregate normalised score, row vs column: {effect}; * = significant after Holm "
@@ -259,8 +343,10 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
     n = len(d.report["protocol"]["complete_seeds"])
     _title(
         ax,
-        f"Probability of improvement on the aggregate (rliable: mean over tasks of per-task P(X > Y)); "
-        f"stratified bootstrap 95 % CI, hollow = zero-width interval (at least 95 % of resamples agree); n = {n} seeds",
+        "Probability of improvement on the aggregate (rliable: mean over tasks of per-task P(X > "
+        "Y)); "
+        "stratified bootstrap 95 % CI, hollow = zero-width interval (at least 95 % of resamples "
+        f"agree); n = {n} seeds",
         width,
     )
     return fig
@@ -269,16 +355,29 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
 def performance_profile(d: ChartData, width: float) -> Figure:
     """Fraction of runs (tasks x seeds) with normalised score above tau."""
     norm = d.normalised_scores()
-    taus = np.linspace(min(-0.1, float(norm.normalised.min())), max(1.1, float(norm.normalised.max())), 241)
+    taus = np.linspace(
+        min(-0.1, float(norm.normalised.min())), max(1.1, float(norm.normalised.max())), 241
+    )
     fig, ax = plt.subplots(figsize=(min(width, 5.0), 2.8), layout="constrained")
     for agent in d.agents:
         v = norm[norm.agent == agent].normalised.to_numpy()
         if v.size:
-            ax.plot(taus, (v[None, :] > taus[:, None]).mean(axis=1), color=d.colors[agent], label=agent, lw=1.5)
+            ax.plot(
+                taus,
+                (v[None, :] > taus[:, None]).mean(axis=1),
+                color=d.colors[agent],
+                label=agent,
+                lw=1.5,
+            )
     ax.set_xlabel(r"normalised score $\tau$")
     ax.set_ylabel(r"fraction of runs with score > $\tau$")
     ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    _title(ax, f"Performance profile over {len(d.tasks)} tasks x {len(d.seeds)} seeds (0 = random, 1 = reference planner)", min(width, 5.0))
+    _title(
+        ax,
+        f"Performance profile over {len(d.tasks)} tasks x {len(d.seeds)} seeds (0 = random, 1 = "
+        "reference planner)",
+        min(width, 5.0),
+    )
     return fig
 
 
@@ -303,8 +402,15 @@ def critical_difference(d: ChartData, width: float) -> Figure:
         yy = -0.5 * (j + 1)
         ax.plot([ranks[a], ranks[a]], [0, yy], color=d.colors[a], lw=1)
         ax.plot(ranks[a], 0, "o", color=d.colors[a], ms=5)
-        ax.text(ranks[a] + 0.05 if j < k / 2 else ranks[a] - 0.05, yy, f"{a} ({ranks[a]:.2f})", va="center",
-                ha="right" if j < k / 2 else "left", fontsize=7, color="black")
+        ax.text(
+            ranks[a] + 0.05 if j < k / 2 else ranks[a] - 0.05,
+            yy,
+            f"{a} ({ranks[a]:.2f})",
+            va="center",
+            ha="right" if j < k / 2 else "left",
+            fontsize=7,
+            color="black",
+        )
     cd = r["critical_difference"]
     ax.plot([1, 1 + cd], [1.0, 1.0], color="black", lw=2)
     ax.text(1 + cd / 2, 1.12, f"CD = {cd:.2f}", ha="center", fontsize=7)
@@ -318,46 +424,23 @@ def critical_difference(d: ChartData, width: float) -> Figure:
             cliques.append((i, j))
     for n, (i, j) in enumerate(cliques):
         yy = -0.12 - 0.12 * n
-        ax.plot([ranks[order[i]] - 0.03, ranks[order[j]] + 0.03], [yy, yy], color="black", lw=3, alpha=0.6)
+        ax.plot(
+            [ranks[order[i]] - 0.03, ranks[order[j]] + 0.03],
+            [yy, yy],
+            color="black",
+            lw=3,
+            alpha=0.6,
+        )
     ax.axis("off")
     _title(
         ax,
-        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = {_p(r['friedman_p'])}; "
-        f"descriptive: bars join agents within the Nemenyi CD (alpha = {d.report['protocol']['alpha']}); "
+        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = "
+        f"{_p(r['friedman_p'])}; "
+        "descriptive: bars join agents within the Nemenyi CD (alpha = "
+        f"{d.report['protocol']['alpha']}); "
         "the tests are Wilcoxon-Holm (report)",
         width,
     )
-    return fig
-
-
-def enrollment_trajectories(d: ChartData, width: float) -> Figure:
-    """Net enrolled by day: median and interquartile band over all evaluation episodes."""
-    ncols = len(d.tasks) if width > 5 else 1
-    fig, axes = _panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=False)
-    targets = {}
-    from clinbench.env.registry import spec
-
-    for task in d.tasks:
-        try:
-            targets[task] = spec(f"{d.report['protocol']['env']}/{task}").params.target
-        except KeyError:
-            targets[task] = None
-    n_eps = None
-    for ax, task in zip(axes, d.tasks, strict=False):
-        for agent in d.agents:
-            t = d.trajectories[(d.trajectories.task == task) & (d.trajectories.agent == agent)]
-            if t.empty:
-                continue
-            n_eps = int(t.n.iloc[0])
-            ax.plot(t.day, t["median"], color=d.colors[agent], lw=1.3, label=agent)
-            ax.fill_between(t.day, t.q25, t.q75, color=d.colors[agent], alpha=0.15, lw=0)
-        if targets[task]:
-            ax.axhline(targets[task], color="black", ls=":", lw=1, label="target")
-        ax.set_title(task)
-        ax.set_xlabel("day")
-        ax.set_ylabel("net enrolled")
-    _bottom_legend(fig, axes[0], 7, width)
-    _suptitle(fig, f"Net enrolled by day: median and interquartile band over {n_eps} evaluation episodes per agent", width)
     return fig
 
 
@@ -370,5 +453,12 @@ CHARTS: dict[str, Callable[[ChartData, float], Figure]] = {
     "probability_of_improvement": probability_of_improvement,
     "performance_profile": performance_profile,
     "critical_difference": critical_difference,
-    "enrollment_trajectories": enrollment_trajectories,
 }
+
+
+def charts_for(d: ChartData) -> dict[str, Callable[[ChartData, float], Figure]]:
+    """The generic charts, then the domain charts of the results' environment family."""
+    import importlib
+
+    module = d.family.charts
+    return {**CHARTS, **(importlib.import_module(module).CHARTS if module else {})}

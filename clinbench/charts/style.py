@@ -45,8 +45,17 @@ SCREEN = {
     "savefig.pad_inches": 0.05,
     "path.simplify": True,
 }
-PAPER = {**SCREEN, "font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6,
-         "ytick.labelsize": 6, "legend.fontsize": 6, "figure.titlesize": 8, "savefig.dpi": 300}
+PAPER = {
+    **SCREEN,
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6,
+    "ytick.labelsize": 6,
+    "legend.fontsize": 6,
+    "figure.titlesize": 8,
+    "savefig.dpi": 300,
+}
 #: Figure widths in inches: a single and a double column of a two-column paper.
 SINGLE_COLUMN, DOUBLE_COLUMN = 3.5, 7.16
 
@@ -64,14 +73,19 @@ def style(paper: bool = False) -> Iterator[None]:
         yield
 
 
-def save(fig: plt.Figure, folder: Path, name: str, formats: tuple[str, ...] = FORMATS) -> list[Path]:
+def save(
+    fig: plt.Figure, folder: Path, name: str, formats: tuple[str, ...] = FORMATS
+) -> list[Path]:
     """Write ``name.<fmt>`` for each format without any date or tool stamp."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in formats:
         path = folder / f"{name}.{fmt}"
-        metadata = {"svg": {"Date": None, "Creator": None}, "png": {"Software": None},
-                    "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}}.get(fmt)
+        metadata = {
+            "svg": {"Date": None, "Creator": None},
+            "png": {"Software": None},
+            "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+        }.get(fmt)
         fig.savefig(path, format=fmt, metadata=metadata)
         paths.append(path)
     plt.close(fig)

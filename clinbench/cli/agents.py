@@ -35,11 +35,17 @@ def agents_command(
     if as_json:
         print_json(rows)
         return
-    table = Table(title="clinbench agents", caption=f"plugins: entry-point group {ENTRY_POINT_GROUP!r}")
+    table = Table(
+        title="clinbench agents", caption=f"plugins: entry-point group {ENTRY_POINT_GROUP!r}"
+    )
     for column in ("name", "learning", "environments", "source", "description"):
         table.add_column(column)
     for r in rows:
-        what = r["description"] if r["available"] else f"[yellow]unavailable:[/] {escape(r['unavailable'])}"
+        what = (
+            r["description"]
+            if r["available"]
+            else f"[yellow]unavailable:[/] {escape(r['unavailable'])}"
+        )
         learning = "yes" if r["learning"] else "no"
         table.add_row(r["name"], learning, ", ".join(r["envs"]), escape(r["source"]), what)
     console.print(table)

@@ -52,7 +52,11 @@ def _root(
         ),
     ] = False,
     debug: Annotated[
-        bool, typer.Option("--debug", help="Show the traceback behind an error (e.g. a plugin that fails to import).")
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the traceback behind an error (e.g. a plugin that fails to import).",
+        ),
     ] = False,
 ) -> None:
     """Benchmark long-horizon decision agents on simulated clinical-trial problems."""

@@ -45,21 +45,34 @@ def run_charts(results: Path, docs: Path | None, check_only: bool) -> None:
         if problems:
             for p in problems:
                 err_console.print(f"[red]stale[/] {p}")
-            err_console.print("regenerate with: clinbench charts" + (f" --results {results}" if results != DEFAULT_RESULTS else ""))
+            err_console.print(
+                "regenerate with: clinbench charts"
+                + (f" --results {results}" if results != DEFAULT_RESULTS else "")
+            )
             raise typer.Exit(1)
-        console.print(f"charts are up to date ({results / 'charts'}{', ' + str(docs) if docs else ''})")
+        console.print(
+            f"charts are up to date ({results / 'charts'}{', ' + str(docs) if docs else ''})"
+        )
         return
     where = f"{results / 'charts'}" + (f" and {docs}" if docs else "")
     console.print(f"{len(paths)} chart files written to {where}")
 
 
 def charts_command(
-    results: Annotated[Path, typer.Option("--results", help="Results folder of a sweep (with its report).")] = DEFAULT_RESULTS,
+    results: Annotated[
+        Path, typer.Option("--results", help="Results folder of a sweep (with its report).")
+    ] = DEFAULT_RESULTS,
     docs: Annotated[
         Path | None,
-        typer.Option("--docs", help="Mirror into this folder (default: docs/images for the canonical results only)."),
+        typer.Option(
+            "--docs",
+            help="Mirror into this folder (default: docs/images for the canonical results only).",
+        ),
     ] = None,
-    check_only: Annotated[bool, typer.Option("--check", help="Render to a temporary folder; exit 1 if any file is stale.")] = False,
+    check_only: Annotated[
+        bool,
+        typer.Option("--check", help="Render to a temporary folder; exit 1 if any file is stale."),
+    ] = False,
 ) -> None:
     """Render every chart as SVG and PNG (byte-identical from the same results)."""
     run_charts(results, docs, check_only)

@@ -29,7 +29,9 @@ def register(app: typer.Typer) -> None:
 
 
 def export_command(
-    results: Annotated[Path, typer.Option("--results", help="Results folder (with its report).")] = Path("data/sweep_results"),
+    results: Annotated[
+        Path, typer.Option("--results", help="Results folder (with its report).")
+    ] = Path("data/sweep_results"),
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports"),
     fmt: Annotated[Format, typer.Option("--format", help="Figure format.")] = Format.pdf,
 ) -> None:

@@ -25,8 +25,10 @@ def register(app: typer.Typer) -> None:
             "clinbench report",
             "clinbench report --results /tmp/smoke --alpha 0.01",
             "clinbench report --reproducible   # no generation time: byte-identical re-renders",
-            "clinbench report --test welch     # an unpaired protocol: Welch's t as the primary test",
-            "clinbench report --skip-bad       # cells with NaN / inf / null scores reported as failed",
+            "clinbench report --test welch     # an unpaired protocol: Welch's t as the primary "
+            "test",
+            "clinbench report --skip-bad       # cells with NaN / inf / null scores reported as "
+            "failed",
             "clinbench report --check          # exit 1 if the committed report is stale",
         ),
     )(report_command)
@@ -46,7 +48,9 @@ def run_report(
     from clinbench.report import ResultsError, make_report
 
     try:
-        report, paths = make_report(results, alpha, bootstrap_reps, bootstrap_seed, reproducible, test, skip_bad)
+        report, paths = make_report(
+            results, alpha, bootstrap_reps, bootstrap_seed, reproducible, test, skip_bad
+        )
     except ResultsError as exc:
         fail(str(exc))
     for w in report["warnings"]:
@@ -61,25 +65,51 @@ def run_report(
 
 
 def report_command(
-    results: Annotated[Path, typer.Option("--results", help="Results folder of a sweep.")] = DEFAULT_RESULTS,
+    results: Annotated[
+        Path, typer.Option("--results", help="Results folder of a sweep.")
+    ] = DEFAULT_RESULTS,
     alpha: Annotated[
-        float | None, typer.Option("--alpha", min=0.0, max=1.0, help="Family-wise alpha (default: the sweep's config, 0.05).")
+        float | None,
+        typer.Option(
+            "--alpha",
+            min=0.0,
+            max=1.0,
+            help="Family-wise alpha (default: the sweep's config, 0.05).",
+        ),
     ] = None,
     reproducible: Annotated[
-        bool, typer.Option("--reproducible", help="Leave out the generation time (byte-identical re-renders).")
+        bool,
+        typer.Option(
+            "--reproducible", help="Leave out the generation time (byte-identical re-renders)."
+        ),
     ] = False,
-    bootstrap_reps: Annotated[int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")] = None,
-    bootstrap_seed: Annotated[int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")] = None,
+    bootstrap_reps: Annotated[
+        int | None, typer.Option("--bootstrap-reps", min=1, help="Bootstrap replicates.")
+    ] = None,
+    bootstrap_seed: Annotated[
+        int | None, typer.Option("--bootstrap-seed", min=0, help="Bootstrap seed.")
+    ] = None,
     test: Annotated[
         str | None,
-        typer.Option("--test", help="Primary test: paired (default; agents share a seed's worlds) or welch."),
+        typer.Option(
+            "--test", help="Primary test: paired (default; agents share a seed's worlds) or welch."
+        ),
     ] = None,
     skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Report cells with a NaN, infinite or missing score as failed and go on.")
+        bool,
+        typer.Option(
+            "--skip-bad",
+            help="Report cells with a NaN, infinite or missing score as failed and go on.",
+        ),
     ] = False,
-    no_charts: Annotated[bool, typer.Option("--no-charts", help="Do not render the charts.")] = False,
+    no_charts: Annotated[
+        bool, typer.Option("--no-charts", help="Do not render the charts.")
+    ] = False,
     check_only: Annotated[
-        bool, typer.Option("--check", help="Exit 1 if the report files differ from a --reproducible re-render.")
+        bool,
+        typer.Option(
+            "--check", help="Exit 1 if the report files differ from a --reproducible re-render."
+        ),
     ] = False,
 ) -> None:
     """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
@@ -92,15 +122,23 @@ def report_command(
 
         try:
             stale = check_report(
-                results, alpha=alpha, bootstrap_reps=bootstrap_reps, bootstrap_seed=bootstrap_seed, test=test,
+                results,
+                alpha=alpha,
+                bootstrap_reps=bootstrap_reps,
+                bootstrap_seed=bootstrap_seed,
+                test=test,
                 skip_bad=skip_bad,
             )
         except ResultsError as exc:
             fail(str(exc))
         for path in stale:
-            err_console.print(f"[red]stale[/] {path}: differs from `clinbench report --reproducible`")
+            err_console.print(
+                f"[red]stale[/] {path}: differs from `clinbench report --reproducible`"
+            )
         if stale:
             raise typer.Exit(1)
         console.print(f"report is up to date ({results})")
         return
-    run_report(results, alpha, reproducible, bootstrap_reps, bootstrap_seed, not no_charts, test, skip_bad)
+    run_report(
+        results, alpha, reproducible, bootstrap_reps, bootstrap_seed, not no_charts, test, skip_bad
+    )

@@ -1,4 +1,4 @@
-"""``clinbench run``: play one episode and show it day by day.
+"""``clinbench run``: play one episode and show it step by step.
 
 The episode follows the sweep's contract and streams: the agent is built from the
 task's public context, trained (if asked) on the training worlds of the sweep's stream
@@ -27,16 +27,11 @@ from clinbench.cli.common import (
     resolve_agent,
     resolve_task,
 )
-from clinbench.env import make
+from clinbench.env import make, spec
+from clinbench.env.family import Family
+from clinbench.env.registry import family
 from clinbench.episode import Episode, play_episode
 from clinbench.protocol import acting_seed, training_env_factory, training_stream
-
-#: Actions that only pass the day; hidden from the default day-by-day view.
-NOOP_ACTIONS = frozenset({"plan_next_phase"})
-#: Free-text action fields, left out of the one-line action summary.
-_TEXT_FIELDS = frozenset({"plan_summary", "memory_payload", "hypothesis", "confidence"})
-#: Short names of the score parts.
-_PART_LABELS = {"enrolment": "enrolment E", "budget": "budget B", "time": "time T"}
 
 
 def register(app: typer.Typer) -> None:
@@ -72,7 +67,7 @@ def run_command(
         ),
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object (summary and every day) only.")
+        bool, typer.Option("--json", help="Print one JSON object (summary and every step) only.")
     ] = False,
     every: Annotated[
         int | None,
@@ -80,7 +75,7 @@ def run_command(
             "--every",
             min=1,
             metavar="K",
-            help="Show every K-th day only (default: every day but no-op plans).",
+            help="Show every K-th time only (default: every step but no-ops).",
         ),
     ] = None,
     train_episodes: Annotated[
@@ -94,11 +89,18 @@ def run_command(
         ),
     ] = 0,
 ) -> None:
-    """Play one episode of an agent on a task and show it day by day, then the score."""
+    """Play one episode of an agent on a task and show it step by step, then the score."""
     env_id = resolve_task(task)
     entry = resolve_agent(agent)
     agent_name = entry.name
-    episode = play(entry.ref, env_id, seed, fixed_world=fixed_world, train_episodes=train_episodes, agent_name=agent_name)
+    episode = play(
+        entry.ref,
+        env_id,
+        seed,
+        fixed_world=fixed_world,
+        train_episodes=train_episodes,
+        agent_name=agent_name,
+    )
     if as_json:
         record = episode_record(agent_name, env_id, seed, fixed_world, episode)
         record["train_episodes"] = train_episodes
@@ -106,8 +108,9 @@ def run_command(
         return
     world = " (fixed world)" if fixed_world else ""
     title = f"{agent_name} on {env_id}, seed {seed}{world}"
-    console.print(_day_table(episode.steps_log, every, title))
-    _print_summary(episode)
+    fam = family(spec(env_id).env)
+    console.print(_step_table(fam, episode.steps_log, every, title))
+    _print_summary(fam, episode)
 
 
 def play(
@@ -130,7 +133,11 @@ def play(
         err_console.print(f"note: {agent_name!r} does not learn; --train-episodes ignored")
     elif train_episodes:
         with err_console.status(f"training {agent_name} for {train_episodes} episodes"):
-            agent.train(training_env_factory(env_id), train_episodes, training_stream(seed, agent_name, env_id))
+            agent.train(
+                training_env_factory(env_id),
+                train_episodes,
+                training_stream(seed, agent_name, env_id),
+            )
     options = {"fixed_world": True} if fixed_world else None
     agent_seed = acting_seed(seed, agent_name, env_id, seed)
     return play_episode(env, agent, seed, agent_seed=agent_seed, options=options, record=True)
@@ -139,7 +146,7 @@ def play(
 def episode_record(
     agent: str, task: str, seed: int, fixed_world: bool, episode: Episode
 ) -> dict[str, Any]:
-    """The ``--json`` output: the summary and the per-day records."""
+    """The ``--json`` output: the summary and the per-step records."""
     return {
         "agent": agent,
         "task": task,
@@ -149,63 +156,72 @@ def episode_record(
         "return": episode.ret,
         "score_parts": episode.score_parts,
         "terminated_by": episode.terminated_by,
-        "net_enrolled": episode.net_enrolled,
-        "budget_used": episode.budget_used,
+        **episode.metrics,
         "steps": episode.steps_log,
     }
 
 
-def shown_steps(steps: list[dict[str, Any]], every: int | None = None) -> list[dict[str, Any]]:
-    """The days worth a row: every K-th day, or else every day that is not a no-op.
+def shown_steps(
+    steps: list[dict[str, Any]], every: int | None = None, noop: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The steps worth a row: every K-th time, or else every step that is not a no-op
+    (a valid action of a type in ``noop``, which only passes time).
 
-    The last day is always shown, so the table ends where the episode ended.
+    The last step is always shown, so the table ends where the episode ended.
     """
     if every is None:
-        keep = [s for s in steps if not is_noop(s)]
+        keep = [s for s in steps if not is_noop(s, noop)]
     else:
-        keep = [s for s in steps if s["day"] % every == 0]
+        keep = [s for s in steps if s["time"] % every == 0]
     if steps and (not keep or keep[-1] is not steps[-1]):
         keep.append(steps[-1])
     return keep
 
 
-def is_noop(step: dict[str, Any]) -> bool:
-    """A valid action that only passes the day (an invalid one is worth seeing)."""
-    return step["action"]["action_type"] in NOOP_ACTIONS and step["error"] is None
+def is_noop(step: dict[str, Any], noop: frozenset[str]) -> bool:
+    """A valid action that only passes time (an invalid one is worth seeing)."""
+    return step["action"]["action_type"] in noop and step["error"] is None
 
 
-def describe_action(action: dict[str, Any]) -> str:
-    """``action_type`` followed by its arguments, e.g. ``allocate_to_site P-1003 site_A``."""
-    args = (str(v) for k, v in action.items() if k != "action_type" and k not in _TEXT_FIELDS)
+def describe_action(action: dict[str, Any], text_fields: frozenset[str] = frozenset()) -> str:
+    """``action_type`` followed by its arguments, e.g. ``allocate_to_site P-1003 site_A``
+    (free-text fields left out)."""
+    args = (str(v) for k, v in action.items() if k != "action_type" and k not in text_fields)
     return " ".join([str(action["action_type"]), *args])
 
 
-def _day_table(steps: list[dict[str, Any]], every: int | None, title: str) -> Table:
-    rows = shown_steps(steps, every)
-    which = f"every {every} days" if every else "no-op plan days hidden"
+def _step_table(fam: Family, steps: list[dict[str, Any]], every: int | None, title: str) -> Table:
+    rows = shown_steps(steps, every, fam.noop_actions)
+    unit = fam.time_unit
+    which = f"every {every} {unit}s" if every else "no-ops hidden"
     table = Table(
         title=title,
-        caption=f"{len(rows)} of {len(steps)} days shown ({which}); net = net enrolled",
+        caption=f"{len(rows)} of {len(steps)} steps shown ({which})",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
     )
-    table.add_column("day", justify="right")
+    table.add_column(unit, justify="right")
     table.add_column("action", overflow="fold")
     table.add_column("outcome", overflow="fold")
     table.add_column("reward", justify="right")
-    table.add_column("net", justify="right")
-    table.add_column("budget left", justify="right")
+    for header in fam.step_columns.values():
+        table.add_column(header, justify="right")
     for s in rows:
         table.add_row(
-            str(s["day"]),
-            escape(describe_action(s["action"])),
+            str(s["time"]),
+            escape(describe_action(s["action"], fam.text_fields)),
             _outcome(s),
             _signed(s["reward"]),
-            str(s["enrolled"]),
-            f"{s['budget_remaining']:,.0f}",
+            *(_number(s[key]) for key in fam.step_columns),
         )
     return table
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.4g}" if abs(value) < 100 else f"{value:,.0f}"
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
 
 
 def _signed(reward: float) -> str:
@@ -223,19 +239,19 @@ def _outcome(step: dict[str, Any]) -> str:
     return "ok" if outcome in step["action"].values() else escape(str(outcome))
 
 
-def _print_summary(episode: Episode) -> None:
+def _print_summary(fam: Family, episode: Episode) -> None:
     parts = Table.grid(padding=(0, 2))
     parts.add_column()
     parts.add_column(justify="right")
     for name, value in episode.score_parts.items():
-        label = f"[bold]{name}[/]" if name == "score" else _PART_LABELS.get(name, name)
+        label = f"[bold]{name}[/]" if name == "score" else fam.score_part_labels.get(name, name)
         parts.add_row(label, f"{value:.4f}")
     parts.add_row("return (sum of rewards)", f"{episode.ret:.4f}")
     console.print(parts)
-    last_day = episode.steps_log[-1]["day"] if episode.steps_log else 0
+    last = episode.steps_log[-1]["time"] if episode.steps_log else 0
     console.print(
-        f"Ended by [bold]{episode.terminated_by}[/] on day {last_day} after {episode.steps} steps."
+        f"Ended by [bold]{episode.terminated_by}[/] at {fam.time_unit} {last} "
+        f"after {episode.steps} steps."
     )
-    console.print(
-        f"Net enrolled {episode.net_enrolled}; budget used {episode.budget_used:,.0f}."
-    )
+    metrics = (f"{fam.metric(k).label} {_number(v)}" for k, v in episode.metrics.items())
+    console.print("; ".join(metrics).capitalize() + ".")

@@ -82,29 +82,62 @@ def _hydra_list(value: str | None) -> str | None:
 def sweep_command(
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(help="Hydra overrides, e.g. preset=smoke agent.hcapo.omega=0.", show_default=False),
+        typer.Argument(
+            help="Hydra overrides, e.g. preset=smoke agent.hcapo.omega=0.", show_default=False
+        ),
     ] = None,
-    seeds: Annotated[str | None, typer.Option("--seeds", help="Seeds: '1 7 21' or '1,7,21'.")] = None,
-    agents: Annotated[str | None, typer.Option("--agents", help="Agents: 'heuristic hcapo' or comma list.")] = None,
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Tasks: 'easy_bench hard_bench' or comma list.")] = None,
-    episodes: Annotated[int | None, typer.Option("--episodes", min=0, help="Training budget per learning cell (episodes).")] = None,
-    eval_episodes: Annotated[int | None, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per cell.")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel jobs (default: number of cores).")] = None,
-    backend: Annotated[Backend | None, typer.Option("--backend", help="Execution backend (default loky).")] = None,
+    seeds: Annotated[
+        str | None, typer.Option("--seeds", help="Seeds: '1 7 21' or '1,7,21'.")
+    ] = None,
+    agents: Annotated[
+        str | None, typer.Option("--agents", help="Agents: 'heuristic hcapo' or comma list.")
+    ] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Tasks: 'easy_bench hard_bench' or comma list.")
+    ] = None,
+    episodes: Annotated[
+        int | None,
+        typer.Option("--episodes", min=0, help="Training budget per learning cell (episodes)."),
+    ] = None,
+    eval_episodes: Annotated[
+        int | None, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per cell.")
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", "-j", min=1, help="Parallel jobs (default: number of cores)."),
+    ] = None,
+    backend: Annotated[
+        Backend | None, typer.Option("--backend", help="Execution backend (default loky).")
+    ] = None,
     scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="Dask scheduler address (tcp://HOST:PORT) or 'local'.")
+        str | None,
+        typer.Option("--scheduler", help="Dask scheduler address (tcp://HOST:PORT) or 'local'."),
     ] = None,
-    results: Annotated[Path | None, typer.Option("--results", help="Results folder (default data/sweep_results).")] = None,
-    no_resume: Annotated[bool, typer.Option("--no-resume", help="Recompute cells that already have a file.")] = False,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run failed cells again.")] = False,
-    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first failing cell.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No announcement or progress bar.")] = False,
-    no_report: Annotated[bool, typer.Option("--no-report", help="Do not write the report at the end.")] = False,
+    results: Annotated[
+        Path | None, typer.Option("--results", help="Results folder (default data/sweep_results).")
+    ] = None,
+    no_resume: Annotated[
+        bool, typer.Option("--no-resume", help="Recompute cells that already have a file.")
+    ] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Run failed cells again.")
+    ] = False,
+    fail_fast: Annotated[
+        bool, typer.Option("--fail-fast", help="Stop at the first failing cell.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No announcement or progress bar.")
+    ] = False,
+    no_report: Annotated[
+        bool, typer.Option("--no-report", help="Do not write the report at the end.")
+    ] = False,
 ) -> None:
     """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
     from clinbench.sweep import run_sweep
 
-    flag_overrides = overrides_from_flags(seeds, agents, tasks, episodes, eval_episodes, jobs, backend, scheduler, results)
+    flag_overrides = overrides_from_flags(
+        seeds, agents, tasks, episodes, eval_episodes, jobs, backend, scheduler, results
+    )
     try:
         cfg = load([*(overrides or []), *flag_overrides])
     except ConfigError as exc:
@@ -132,8 +165,12 @@ def sweep_command(
         for record in outcome.failed:
             k = record["key"]
             last = record.get("traceback", "").strip().splitlines()[-1:] or ["?"]
-            err_console.print(f"[red]failed[/] {k['agent']} / {k['task']} / seed {k['seed']}: {last[0]}")
-        err_console.print("full tracebacks are in the cell files (runs/<hash>.json, key 'traceback')")
+            err_console.print(
+                f"[red]failed[/] {k['agent']} / {k['task']} / seed {k['seed']}: {last[0]}"
+            )
+        err_console.print(
+            "full tracebacks are in the cell files (runs/<hash>.json, key 'traceback')"
+        )
     if not no_report and outcome.total > len(outcome.failed):
         from clinbench.cli.report import run_report
 
@@ -162,5 +199,8 @@ def _print_means(path: Path, cfg: SweepConfig) -> None:
         table.add_column(task, justify="right")
     for agent in cfg.agents:
         if agent in means.index:
-            table.add_row(agent, *(f"{means.loc[agent, t]:.3f}" if t in means.columns else "-" for t in cfg.tasks))
+            table.add_row(
+                agent,
+                *(f"{means.loc[agent, t]:.3f}" if t in means.columns else "-" for t in cfg.tasks),
+            )
     console.print(table)

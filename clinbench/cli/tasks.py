@@ -1,7 +1,8 @@
 """``clinbench tasks``: the registered environments and tasks with their main parameters.
 
-Environment families known here show a curated set of parameters; any other family
-shows every plain (scalar or list) field of its task parameters.
+Each environment family declares the parameters worth a glance and their labels
+(``Family.main_params``); a family that declares none shows every plain (scalar or list)
+field of its task parameters.
 """
 
 from __future__ import annotations
@@ -17,40 +18,8 @@ from rich.text import Text
 
 from clinbench.cli.common import console, examples, print_json
 from clinbench.env import EnvSpec, env_ids, spec
+from clinbench.env.registry import family
 
-#: The parameters worth a glance, per environment family (derived ones included).
-_MAIN_PARAMS: dict[str, tuple[str, ...]] = {
-    "recruitment": (
-        "pool_size",
-        "n_sites",
-        "budget",
-        "target",
-        "screen_cost",
-        "recontact_cost",
-        "enrol_cost",
-        "strategy_cost",
-        "prescreen_noise_sd",
-        "dropout_base",
-        "followup_days",
-        "site_rate_mean",
-        "site_rate_cv",
-        "never_enrol_prob",
-        "event_rate_per_day",
-        "world_types",
-    ),
-}
-#: Derived parameters: name -> function of the parameter dict.
-_DERIVED = {
-    "event_rate_per_day": lambda p: float(sum(p["event_rates"].values())),
-}
-_LABELS = {
-    "n_sites": "sites",
-    "prescreen_noise_sd": "pre-screen noise sd",
-    "event_rate_per_day": "events / day (total)",
-    "site_rate_mean": "site arrivals / day (mean)",
-    "site_rate_cv": "site rate CV",
-    "never_enrol_prob": "P(site never enrols)",
-}
 #: Shown elsewhere (title, header, description row).
 _IDENTITY = frozenset({"name", "description"})
 
@@ -89,10 +58,12 @@ def task_record(s: EnvSpec) -> dict[str, Any]:
 def main_params(s: EnvSpec) -> dict[str, Any]:
     """The main parameters of a task (every plain field for an unknown family)."""
     fields = _fields(s.params)
-    names = _MAIN_PARAMS.get(s.env)
-    if names is None:
-        names = tuple(k for k, v in fields.items() if k not in _IDENTITY and _is_plain(v))
-    return {n: _plain(_DERIVED[n](fields) if n in _DERIVED else fields[n]) for n in names}
+    fam = family(s.env)
+    names = fam.main_params or tuple(
+        k for k, v in fields.items() if k not in _IDENTITY and _is_plain(v)
+    )
+    derived = fam.derived_params
+    return {n: _plain(derived[n](fields) if n in derived else fields[n]) for n in names}
 
 
 def _family_table(env: str, records: list[dict[str, Any]]) -> Table:
@@ -104,9 +75,10 @@ def _family_table(env: str, records: list[dict[str, Any]]) -> Table:
     descriptions = (Text(r["description"], justify="left") for r in records)
     table.add_row("description", *descriptions, end_section=True)
     table.add_row("task version", *(str(r["version"]) for r in records), end_section=True)
+    labels = family(env).param_labels
     for name in records[0]["params"]:
         values = (_format(r["params"].get(name)) for r in records)
-        table.add_row(_LABELS.get(name, name.replace("_", " ")), *values)
+        table.add_row(labels.get(name, name.replace("_", " ")), *values)
     return table
 
 

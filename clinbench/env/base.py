@@ -1,13 +1,15 @@
 """Environment-agnostic interfaces shared by every clinbench environment.
 
-Agents, the sweep and the Gymnasium adapter only talk to these types, so a second
-environment (e.g. adaptive dose-finding) plugs in by implementing them.
+Agents, the sweep and the Gymnasium adapter only talk to these types, so an environment
+family plugs in by implementing them and registering its hooks
+(:class:`clinbench.env.family.Family`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -19,9 +21,10 @@ ActT = TypeVar("ActT")
 class Observation(Protocol):
     """What every observation offers: plain JSON data, and a few numbers for logs.
 
-    ``summary()`` holds the day (``"day"``), the environment's main progress measure
-    (``"progress"``) and any other scalars worth tracking per day; episode logs,
-    trajectory charts and milestone checkers read it instead of env-specific fields.
+    ``summary()`` holds the time index (``"time"``, an integer in the unit its family
+    declares: days, looks, ...), the environment's main progress measure (``"progress"``)
+    and any other scalars worth tracking per step; episode logs, trajectory charts and
+    milestone checkers read it instead of env-specific fields.
     """
 
     def to_dict(self) -> dict[str, Any]: ...
@@ -42,6 +45,24 @@ class EnvSpec:
     @property
     def id(self) -> str:
         return f"{self.env}/{self.task}"
+
+
+P = TypeVar("P")
+
+
+def override_params(params: P, overrides: dict[str, Any], check: Callable[[P], None]) -> P:
+    """A copy of the dataclass ``params`` with some fields replaced.
+
+    An unknown name is a ``TypeError`` listing the valid ones; ``check`` (the family's
+    range validation) raises ``ValueError`` on a value out of range.
+    """
+    valid = {f.name for f in fields(params)}
+    bad = sorted(set(overrides) - valid)
+    if bad:
+        raise TypeError(f"unknown task parameter(s) {bad}; valid: {sorted(valid)}")
+    new = replace(params, **overrides)
+    check(new)
+    return new
 
 
 class MacroSpace(ABC, Generic[ObsT, ActT]):
@@ -91,14 +112,3 @@ class Env(ABC, Generic[ObsT, ActT]):
     def step(
         self, action: ActT | dict[str, Any]
     ) -> tuple[ObsT, float, bool, bool, dict[str, Any]]: ...
-
-
-@dataclass
-class EpisodeSummary:
-    """What one played episode amounts to (used by the CLI and the sweep)."""
-
-    score: float
-    ret: float
-    steps: int
-    score_parts: dict[str, float] = field(default_factory=dict)
-    terminated_by: str = "deadline"

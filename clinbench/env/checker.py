@@ -30,36 +30,8 @@ from typing import Any
 import numpy as np
 
 from clinbench.env.base import Env
+from clinbench.env.registry import family
 
-#: Observation fields each environment family promises in ``obs.to_dict()``.
-OBSERVATION_FIELDS: dict[str, tuple[str, ...]] = {
-    "recruitment": (
-        "timestamp",
-        "max_steps",
-        "time_to_deadline_days",
-        "budget_remaining",
-        "initial_budget",
-        "enrolled_so_far",
-        "target_enrollment",
-        "task_id",
-        "current_funnel",
-        "available_patients",
-        "recontact_candidates",
-        "allocation_candidates",
-        "site_performance",
-        "recent_events",
-        "screening_backlog",
-        "dropout_rate_7d",
-        "uncertainty_level",
-        "active_constraints",
-        "milestones",
-        "active_milestone",
-        "current_plan",
-        "indexed_memory_summary",
-        "retrieved_memory_context",
-        "token_usage_so_far",
-    ),
-}
 #: Macro-actions that random episodes avoid when they should run to the deadline.
 ENDING_MACROS = ("stop",)
 #: An episode still running after this many steps is reported as never ending.
@@ -80,8 +52,11 @@ def check_env(env: Env, seeds: Sequence[int] = (0, 1), n_random_episodes: int = 
 
 
 def observation_fields(env: Env) -> tuple[str, ...]:
-    """The field names ``env``'s observations must carry (none for an unknown family)."""
-    return OBSERVATION_FIELDS.get(env.spec.env, ())
+    """The field names ``env``'s observations must carry (its family's declaration)."""
+    try:
+        return family(env.spec.env).observation_fields
+    except KeyError:  # an unregistered family promises nothing beyond the interface
+        return ()
 
 
 # ---------------------------------------------------------------------- one episode

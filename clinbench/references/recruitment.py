@@ -2,9 +2,8 @@
 
 Both are means over the same 100 fixed world seeds, computed by
 ``experiments/compute_reference_scores.py`` and stored as constants in
-``recruitment_scores.py`` together with the task version they belong to. A normalised
-score is ``(score - random) / (planner - random)``: 0 is the random floor, 1 the
-oracle planner. It is never a min-max over the agents being compared.
+``recruitment_scores.py`` together with the task version they belong to. The
+normalised score is :func:`clinbench.references.normalise`.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from clinbench.agents.registry import make_agent
 from clinbench.env.registry import make
 from clinbench.episode import play_episode
 from clinbench.protocol import acting_seed
+from clinbench.references import normalise
 
 #: The fixed world seeds of the references (disjoint from sweep seeds, which are small).
 REFERENCE_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_100))
@@ -37,9 +37,14 @@ def reference_means(task: str, seeds: tuple[int, ...] = REFERENCE_SEEDS) -> dict
         "reference_planner": ReferencePlanner(AgentContext.of(env), world=lambda: env.world),
     }
     return {
-        name: float(np.mean([
-            play_episode(env, agent, s, agent_seed=acting_seed(s, name, env_id, s)).score for s in seeds
-        ]))
+        name: float(
+            np.mean(
+                [
+                    play_episode(env, agent, s, agent_seed=acting_seed(s, name, env_id, s)).score
+                    for s in seeds
+                ]
+            )
+        )
         for name, agent in policies.items()
     }
 
@@ -55,4 +60,4 @@ def normalised_score(task: str, score: float) -> float:
             f"{CURRENT}: run experiments/compute_reference_scores.py"
         )
     ref = REFERENCE_SCORES[task]
-    return (score - ref["random"]) / (ref["reference_planner"] - ref["random"])
+    return normalise(score, ref["random"], ref["reference_planner"])

@@ -30,12 +30,19 @@ def compute_report(
     """
     res = load_results(folder, skip_bad=skip_bad)
     saved = {**DEFAULTS, **(res.config.get("report") or {})}
-    chosen = {"alpha": alpha, "bootstrap_reps": bootstrap_reps, "bootstrap_seed": bootstrap_seed, "test": test}
+    chosen = {
+        "alpha": alpha,
+        "bootstrap_reps": bootstrap_reps,
+        "bootstrap_seed": bootstrap_seed,
+        "test": test,
+    }
     settings = {k: saved[k] if v is None else v for k, v in chosen.items()}
     if settings["test"] not in TESTS:
         raise ResultsError(f"unknown report.test {settings['test']!r}; valid: {', '.join(TESTS)}")
     report = build_report(res, **settings)
-    report["generated"] = None if reproducible else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    report["generated"] = (
+        None if reproducible else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    )
     return report
 
 
@@ -50,4 +57,12 @@ def check_report(folder: Path, **kwargs: Any) -> list[Path]:
     return stale_report_files(compute_report(folder, reproducible=True, **kwargs), Path(folder))
 
 
-__all__ = ["Results", "ResultsError", "build_report", "check_report", "compute_report", "load_results", "make_report"]
+__all__ = [
+    "Results",
+    "ResultsError",
+    "build_report",
+    "check_report",
+    "compute_report",
+    "load_results",
+    "make_report",
+]

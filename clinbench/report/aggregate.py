@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from clinbench import stats
+from clinbench.references import normalise
 from clinbench.report.pairs import CONFIRMATORY, MIN_SEEDS, compare, holm_family, interval
 from clinbench.report.results import Results
 from clinbench.stats._arrays import is_constant
@@ -28,14 +29,18 @@ UNIT = "per-seed mean over tasks of normalised scores"
 Rng = Callable[..., np.random.Generator]
 
 
-def normalise(score: float, ref: dict[str, float]) -> float:
-    """``(score - random) / (reference_planner - random)``: 0 = random, 1 = reference planner."""
-    return (score - ref["random"]) / (ref["reference_planner"] - ref["random"])
-
-
-def normalised(res: Results, refs: dict[str, dict[str, float]], agent: str, seeds: list[int]) -> list[np.ndarray]:
+def normalised(
+    res: Results, refs: dict[str, dict[str, float]], agent: str, seeds: list[int]
+) -> list[np.ndarray]:
     """Per-task arrays (over ``seeds``) of normalised scores of ``agent``."""
-    return [np.array([normalise(res.score(t, agent, s), refs[t]) for s in seeds]) for t in res.tasks]
+    return [
+        normalise(
+            np.array([res.score(t, agent, s) for s in seeds]),
+            refs[t]["random"],
+            refs[t]["reference_planner"],
+        )
+        for t in res.tasks
+    ]
 
 
 def iqm_trimming(norm: list[np.ndarray], tasks: list[str]) -> dict[str, int]:
@@ -61,7 +66,14 @@ def headline(per_seed: np.ndarray) -> dict[str, Any]:
         lo = hi = math.nan
     sd = float(per_seed.std(ddof=1)) if per_seed.size > 1 else math.nan
     spread = per_seed.size >= MIN_SEEDS and is_constant(per_seed)
-    return {"value": value, "lo": lo, "hi": hi, "sd": sd, "n": int(per_seed.size), "no_spread": spread}
+    return {
+        "value": value,
+        "lo": lo,
+        "hi": hi,
+        "sd": sd,
+        "n": int(per_seed.size),
+        "no_spread": spread,
+    }
 
 
 def build_aggregate(
@@ -85,44 +97,77 @@ def build_aggregate(
         rows[a] = {"mean": headline(per_seed[a])}
         for name in SECONDARY:
             if n >= MIN_SEEDS:
-                est, lo, hi = stats.stratified_bootstrap_ci(runs, stats.AGGREGATES[name], rng("aggregate", name, a), reps=reps)
+                est, lo, hi = stats.stratified_bootstrap_ci(
+                    runs, stats.AGGREGATES[name], rng("aggregate", name, a), reps=reps
+                )
                 rows[a][name] = interval(est, lo, hi)
             else:
-                rows[a][name] = interval(stats.AGGREGATES[name](runs), math.nan, math.nan) | {"zero_width": False}
+                rows[a][name] = interval(stats.AGGREGATES[name](runs), math.nan, math.nan) | {
+                    "zero_width": False
+                }
         trimmed[a] = iqm_trimming(runs, res.tasks)
 
     pairs = []
     if len(norm) >= 2:
         for a, b in itertools.combinations(agents, 2):
-            def poi(_x: np.ndarray, _y: np.ndarray, g: np.random.Generator, r: int, a: str = a, b: str = b):
+
+            def poi(
+                _x: np.ndarray,
+                _y: np.ndarray,
+                g: np.random.Generator,
+                r: int,
+                a: str = a,
+                b: str = b,
+            ):
                 return stats.aggregate_probability_of_improvement_ci(norm[a], norm[b], g, r)
 
             samples = (per_seed[a], per_seed[b])  # complete seeds: shared and own are the same
-            pairs.append({"a": a, "b": b, **compare(samples, samples, test, poi, rng("poi", FAMILY, a, b), reps)})
+            pairs.append(
+                {
+                    "a": a,
+                    "b": b,
+                    **compare(samples, samples, test, poi, rng("poi", FAMILY, a, b), reps),
+                }
+            )
     family = holm_family(FAMILY, CONFIRMATORY, test, pairs, alpha)
 
     if norm and n < MIN_SEEDS:
-        notes.append(f"the aggregate has {n} complete seed(s): no intervals and no tests across seeds (at least {MIN_SEEDS} needed)")
+        notes.append(
+            f"the aggregate has {n} complete seed(s): no intervals and no tests across seeds (at "
+            f"least {MIN_SEEDS} needed)"
+        )
     if norm and 2 <= k < 4:
-        worst = max(((a, t, c) for a, per in trimmed.items() for t, c in per.items()), key=lambda x: x[2], default=None)
+        worst = max(
+            ((a, t, c) for a, per in trimmed.items() for t, c in per.items()),
+            key=lambda x: x[2],
+            default=None,
+        )
         text = (
             f"with {k} tasks the IQM is not a per-task figure: its 25 % trimming drops "
             f"{k * n // 4} of the {k * n} pooled runs at each end"
         )
         if worst and worst[2]:
-            text += f", which can be most or all of one task's runs ({worst[0]}: {worst[2]} of {n} on {worst[1]})"
+            text += (
+                f", which can be most or all of one task's runs "
+                f"({worst[0]}: {worst[2]} of {n} on {worst[1]})"
+            )
         notes.append(text + "; the headline is the mean")
-    section = {
-        "unit": UNIT,
-        "tasks": list(res.tasks),
-        "seeds": seeds,
-        "dropped_seeds": scope["dropped_seeds"],
-        "dropped_agents": scope["dropped_agents"],
-        "headline": "mean",
-        "interval": "Student-t 95 % over seeds (the primary test's unit)",
-        "secondary_interval": "stratified percentile bootstrap 95 % (runs resampled within each task)",
-        "agents": rows,
-        "iqm_trimmed": trimmed,
-        "caveats": notes,
-    } if norm else {}
+    section = (
+        {
+            "unit": UNIT,
+            "tasks": list(res.tasks),
+            "seeds": seeds,
+            "dropped_seeds": scope["dropped_seeds"],
+            "dropped_agents": scope["dropped_agents"],
+            "headline": "mean",
+            "interval": "Student-t 95 % over seeds (the primary test's unit)",
+            "secondary_interval": "stratified percentile bootstrap 95 % (runs resampled within "
+            "each task)",
+            "agents": rows,
+            "iqm_trimmed": trimmed,
+            "caveats": notes,
+        }
+        if norm
+        else {}
+    )
     return section, family, notes

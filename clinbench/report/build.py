@@ -23,6 +23,7 @@ an interval depends only on the recorded seed and its own data.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import math
 import zlib
@@ -31,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from clinbench import stats
+from clinbench.env.registry import family as env_family
+from clinbench.references import FORMULA
 from clinbench.report.aggregate import FAMILY, build_aggregate
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.results import Results, ResultsError, task_versions
@@ -41,7 +44,9 @@ TEST_NAMES = {"paired": "paired t on per-seed differences", "welch": "Welch's t"
 
 
 def _rng(seed: int, *labels: str) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(s.encode()) for s in labels)]))
+    return np.random.default_rng(
+        np.random.SeedSequence([seed, *(zlib.crc32(s.encode()) for s in labels)])
+    )
 
 
 def clean(value: Any) -> Any:
@@ -61,20 +66,30 @@ def clean(value: Any) -> Any:
 
 
 def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """Normalisation references of the tasks, and warnings when they do not apply."""
-    from clinbench.env.recruitment.tasks import TASK_VERSION as CURRENT
-    from clinbench.references.recruitment_scores import REFERENCE_SCORES, TASK_VERSION
-
+    """Normalisation references of the tasks (the family's), and warnings when they do
+    not apply."""
+    fam = env_family(res.manifest["grid"]["env"])
+    if not fam.references:
+        return {}, [f"the {fam.name} family has no reference scores: no normalised scores"]
+    stored = importlib.import_module(fam.references)
+    REFERENCE_SCORES, TASK_VERSION = stored.REFERENCE_SCORES, stored.TASK_VERSION
+    CURRENT = fam.task_version
     notes = []
     overrides = (res.config.get("env") or {}).get("overrides") or {}
     if any(overrides.get(t) for t in res.tasks):
-        notes.append("task parameters were overridden: the stored normalisation references do not apply to them")
+        notes.append(
+            "task parameters were overridden: the stored normalisation references do not apply to "
+            "them"
+        )
     if TASK_VERSION != CURRENT:
-        notes.append(f"reference scores are for task version {TASK_VERSION}, tasks are version {CURRENT}")
+        notes.append(
+            f"reference scores are for task version {TASK_VERSION}, tasks are version {CURRENT}"
+        )
     ran = results_task_version(res)
     if ran != TASK_VERSION:
         notes.append(
-            f"the results ran task version {ran}, the stored references are for version {TASK_VERSION}: "
+            f"the results ran task version {ran}, the stored references are for version "
+            f"{TASK_VERSION}: "
             "no normalised scores"
         )
         return {}, notes
@@ -98,7 +113,10 @@ def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, An
             with np.errstate(over="ignore"):  # an overflow is reported just below
                 s = {**stats.summary(np.array(list(v.values()))), "seeds": list(v)}
             if len(v) > 1 and not all(math.isfinite(s[k]) for k in ("mean", "sd", "lo", "hi")):
-                raise ResultsError(f"the scores of {agent} on {task} are too large to summarise (their spread overflows)")
+                raise ResultsError(
+                    f"the scores of {agent} on {task} are too large to summarise (their spread "
+                    "overflows)"
+                )
             if len(v) < MIN_SEEDS:
                 s["lo"] = s["hi"] = math.nan
                 notes.append(
@@ -122,7 +140,9 @@ def task_family(res: Results, task: str, test: str, alpha: float, reps: int, rng
     return holm_family(task, EXPLORATORY, test, pairs, alpha)
 
 
-def _poi(x: np.ndarray, y: np.ndarray, g: np.random.Generator, reps: int) -> tuple[float, float, float]:
+def _poi(
+    x: np.ndarray, y: np.ndarray, g: np.random.Generator, reps: int
+) -> tuple[float, float, float]:
     return stats.probability_of_improvement_ci(x, y, g, reps=reps)
 
 
@@ -138,7 +158,9 @@ def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]
     posthoc = []
     for (i, a), (j, b) in itertools.combinations(enumerate(agents), 2):
         w = stats.wilcoxon(blocks[:, i], blocks[:, j])
-        posthoc.append({"a": a, "b": b, "mean_diff": float(np.mean(blocks[:, i] - blocks[:, j])), **w})
+        posthoc.append(
+            {"a": a, "b": b, "mean_diff": float(np.mean(blocks[:, i] - blocks[:, j])), **w}
+        )
     adjusted = stats.holm([p["p"] for p in posthoc])
     for p, adj in zip(posthoc, adjusted, strict=True):
         p["p_holm"] = float(adj)
@@ -150,23 +172,39 @@ def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]
         "friedman_statistic": fr["statistic"],
         "friedman_p": fr["p"],
         "average_ranks": dict(zip(agents, stats.average_ranks(blocks).tolist(), strict=True)),
-        "posthoc": {"test": "wilcoxon signed-rank over blocks", "method": "holm", "m": len(posthoc), "pairs": posthoc},
+        "posthoc": {
+            "test": "wilcoxon signed-rank over blocks",
+            "method": "holm",
+            "m": len(posthoc),
+            "pairs": posthoc,
+        },
         "critical_difference": stats.nemenyi_cd(len(agents), blocks.shape[0], alpha),
     }
 
 
-def power(n: int, test: str, alpha: float, m: int, rank: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def power(
+    n: int, test: str, alpha: float, m: int, rank: dict[str, Any], notes: list[str]
+) -> dict[str, Any]:
     """Planning figures: the smallest effect the primary test detects with 80 % power at
     ``n`` seeds, at alpha and at Holm's first threshold of a family of ``m`` pairs."""
-    out: dict[str, Any] = {"planning": True, "test": test, "effect": stats.EFFECT_SIZES[test][0], "seeds": n, "alpha": alpha, "m": m}
+    out: dict[str, Any] = {
+        "planning": True,
+        "test": test,
+        "effect": stats.EFFECT_SIZES[test][0],
+        "seeds": n,
+        "alpha": alpha,
+        "m": m,
+    }
     if rank:
         blocks, posthoc_m = rank["blocks"], rank["posthoc"]["m"]
         floor = stats.wilcoxon_floor(blocks)
         out["wilcoxon_floor"] = floor
         if not stats.family_can_reach_alpha(floor, posthoc_m, alpha):
             notes.append(
-                f"with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p below {floor:.4g}, "
-                f"while Holm over {posthoc_m} comparisons needs p <= {alpha / posthoc_m:.4g}: the ranking's "
+                f"with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p below "
+                f"{floor:.4g}, "
+                f"while Holm over {posthoc_m} comparisons needs p <= {alpha / posthoc_m:.4g}: the "
+                "ranking's "
                 "post-hoc can never be significant here"
             )
     if n < MIN_SEEDS or m < 1:
@@ -195,7 +233,9 @@ def build_report(
         aggregate, agg_family = {}, holm_family(FAMILY, CONFIRMATORY, test, [], alpha)
         notes.append(f"{absent}: no aggregate across tasks")
     else:
-        aggregate, agg_family, caveats = build_aggregate(res, refs, scope, test, alpha, bootstrap_reps, rng)
+        aggregate, agg_family, caveats = build_aggregate(
+            res, refs, scope, test, alpha, bootstrap_reps, rng
+        )
         notes += caveats
         if not aggregate:
             absent = "no seed has a result for every agent on every task"
@@ -213,7 +253,7 @@ def build_report(
             **res.manifest.get("protocol", {}),
             "task_version": results_task_version(res),
             "references": refs,
-            "normalisation": "(score - random) / (reference_planner - random), fixed per task version",
+            "normalisation": FORMULA,
             "alpha": alpha,
             "test": test,
             "test_name": TEST_NAMES[test],
@@ -230,7 +270,9 @@ def build_report(
         "aggregate": aggregate,
         "families": families,
         "ranking": rank,
-        "power": power(len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes),
+        "power": power(
+            len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes
+        ),
         "aggregate_absent": absent,
         "missing": res.missing,
         "failed": res.failed,
@@ -273,9 +315,11 @@ def provenance(res: Results) -> dict[str, Any]:
         "finished": m.get("finished"),
         "wall_seconds": m.get("wall_seconds"),
         "cell_seconds": {
-            a: {"mean": float(np.mean(v)), "max": float(np.max(v)), "n": len(v)} for a, v in durations.items()
+            a: {"mean": float(np.mean(v)), "max": float(np.max(v)), "n": len(v)}
+            for a, v in durations.items()
         },
-        "cells": [{k: c.get(k) for k in ("task", "agent", "seed", "status", "seconds", "hash")} for c in m.get("cells", [])],
+        "cells": [
+            {k: c.get(k) for k in ("task", "agent", "seed", "status", "seconds", "hash")}
+            for c in m.get("cells", [])
+        ],
     }
-
-

@@ -48,7 +48,9 @@ def interval(value: float, lo: float, hi: float) -> dict[str, Any]:
 Samples = tuple[np.ndarray, np.ndarray]
 
 
-def compare(shared: Samples, own: Samples, test: str, poi: PoiFn, rng: np.random.Generator, reps: int) -> dict[str, Any]:
+def compare(
+    shared: Samples, own: Samples, test: str, poi: PoiFn, rng: np.random.Generator, reps: int
+) -> dict[str, Any]:
     """Every number of one pair (x = first agent).
 
     ``shared`` holds both agents' scores on the seeds they share, aligned by seed;
@@ -82,7 +84,9 @@ def compare(shared: Samples, own: Samples, test: str, poi: PoiFn, rng: np.random
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy on near-constant samples
         tests = {
-            name: _t(fn(*samples[name])) if min(samples[name][0].size, samples[name][1].size) >= MIN_SEEDS else None
+            name: _t(fn(*samples[name]))
+            if min(samples[name][0].size, samples[name][1].size) >= MIN_SEEDS
+            else None
             for name, fn in stats.T_TESTS.items()
         }
         primary = stats.T_TESTS[test](x, y)
@@ -103,7 +107,9 @@ def compare(shared: Samples, own: Samples, test: str, poi: PoiFn, rng: np.random
     return out
 
 
-def holm_family(name: str, role: str, test: str, pairs: list[dict[str, Any]], alpha: float) -> dict[str, Any]:
+def holm_family(
+    name: str, role: str, test: str, pairs: list[dict[str, Any]], alpha: float
+) -> dict[str, Any]:
     """Holm over the primary p-values of one family; seeds needed at alpha and alpha / m.
 
     Untested pairs count as p = 1 so m is the declared number of pairs. "Seeds needed"

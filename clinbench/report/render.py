@@ -73,15 +73,31 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(f1=_num(1), f2=_num(2), f3=_num(3), pv=_pvalue, ci=_ci, vci=_vci, est=_estimate, needed=_needed)
+    env.filters.update(
+        f1=_num(1),
+        f2=_num(2),
+        f3=_num(3),
+        pv=_pvalue,
+        ci=_ci,
+        vci=_vci,
+        est=_estimate,
+        needed=_needed,
+    )
     return env
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     template = environment().get_template("benchmark_report.md.j2")
-    return template.render(
-        r=report, p=report["protocol"], v=report["provenance"], names=TEST_NAMES, effect_names=EFFECT_NAMES
-    ).rstrip() + "\n"
+    return (
+        template.render(
+            r=report,
+            p=report["protocol"],
+            v=report["provenance"],
+            names=TEST_NAMES,
+            effect_names=EFFECT_NAMES,
+        ).rstrip()
+        + "\n"
+    )
 
 
 def render_json(report: dict[str, Any]) -> str:

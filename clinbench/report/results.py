@@ -54,7 +54,11 @@ class Results:
     def complete_seeds(self, agents: list[str] | None = None) -> list[int]:
         """Seeds with a result for every agent (of ``agents``, default all) on every task."""
         agents = self.agents if agents is None else agents
-        return [s for s in self.seeds if all((t, a, s) in self.records for t in self.tasks for a in agents)]
+        return [
+            s
+            for s in self.seeds
+            if all((t, a, s) in self.records for t in self.tasks for a in agents)
+        ]
 
     def scope(self, min_seeds: int = 3) -> dict[str, Any]:
         """What the analyses across tasks (aggregate, ranking) use, and what they drop.
@@ -76,7 +80,10 @@ class Results:
             {
                 "seed": s,
                 "missing": [
-                    {"task": t, "agent": a} for t in self.tasks for a in agents if (t, a, s) not in self.records
+                    {"task": t, "agent": a}
+                    for t in self.tasks
+                    for a in agents
+                    if (t, a, s) not in self.records
                 ],
             }
             for s in self.seeds
@@ -86,7 +93,11 @@ class Results:
             "agents": agents,
             "seeds": seeds,
             "dropped_agents": [
-                {"agent": a, "reason": f"{complete[a]} seed(s) with a result on every task (fewer than {min_seeds})"}
+                {
+                    "agent": a,
+                    "reason": f"{complete[a]} seed(s) with a result on every task (fewer than "
+                    f"{min_seeds})",
+                }
                 for a in dropped_agents
             ],
             "dropped_seeds": dropped_seeds,
@@ -137,7 +148,9 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
     if not folder.is_dir():
         raise ResultsError(f"no results folder at {folder}")
     if not manifest_path.exists():
-        raise ResultsError(f"{folder} has no manifest.json: run `clinbench sweep --results {folder}` first")
+        raise ResultsError(
+            f"{folder} has no manifest.json: run `clinbench sweep --results {folder}` first"
+        )
     try:
         manifest = json.loads(manifest_path.read_text())
         grid, cells = manifest["grid"], manifest["cells"]
@@ -149,10 +162,20 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
     keys = [(c["task"], c["agent"], int(c["seed"])) for c in cells]
     if len(set(keys)) != len(keys):
         twice = sorted({k for k in keys if keys.count(k) > 1})
-        raise ResultsError(f"{manifest_path} lists a cell more than once: {', '.join(map(str, twice))}")
+        raise ResultsError(
+            f"{manifest_path} lists a cell more than once: {', '.join(map(str, twice))}"
+        )
     config_path = folder / "config.yaml"
     config = OmegaConf.to_container(OmegaConf.load(config_path)) if config_path.exists() else {}
-    res = Results(folder, manifest, config, list(grid["tasks"]), list(grid["agents"]), [int(s) for s in grid["seeds"]], {})
+    res = Results(
+        folder,
+        manifest,
+        config,
+        list(grid["tasks"]),
+        list(grid["agents"]),
+        [int(s) for s in grid["seeds"]],
+        {},
+    )
     eval_episodes = manifest.get("protocol", {}).get("eval_episodes")
     for cell in cells:
         key = (cell["task"], cell["agent"], int(cell["seed"]))
@@ -188,18 +211,25 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
             )
         res.records[key] = record
     if not res.records:
-        raise ResultsError(f"{folder} holds no finished cells ({len(res.missing)} missing or failed)")
+        raise ResultsError(
+            f"{folder} holds no finished cells ({len(res.missing)} missing or failed)"
+        )
     versions = task_versions(res.records)
     if len(versions) > 1:
         raise ResultsError(
             f"{folder} mixes task versions ("
-            + "; ".join(f"version {v}: {len(cells)} cells, e.g. {cells[0]}" for v, cells in versions.items())
-            + "): scores of different task versions are not comparable; re-run the sweep with --no-resume"
+            + "; ".join(
+                f"version {v}: {len(cells)} cells, e.g. {cells[0]}" for v, cells in versions.items()
+            )
+            + "): scores of different task versions are not comparable; "
+            "re-run the sweep with --no-resume"
         )
     if res.missing:
         res.warnings.append(
-            f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task comparisons use the "
-            "seeds each pair shares, the aggregate and the ranking the seeds complete for every agent "
+            f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task "
+            "comparisons use the "
+            "seeds each pair shares, the aggregate and the ranking the seeds complete for every "
+            "agent "
             "they keep (see the aggregate's scope)"
         )
     return res

@@ -48,12 +48,14 @@ def confirmatory(fam: dict[str, Any], test_name: str) -> list[str]:
     if not fam["pairs"]:
         return []
     if all(p["status"] == "too few seeds" for p in fam["pairs"]):
-        return [f"No confirmatory test: the aggregate has fewer than 3 complete seeds ({fam['pairs'][0]['n']})."]
+        n = fam["pairs"][0]["n"]
+        return [f"No confirmatory test: the aggregate has fewer than 3 complete seeds ({n})."]
     sig = [p for p in fam["pairs"] if p["significant"]]
     rest = [p for p in fam["pairs"] if p["status"] == "tested" and not p["significant"]]
     untestable = [p for p in fam["pairs"] if p["status"] != "tested"]
     head = (
-        f"Confirmatory (aggregate family, {test_name}, Holm over m = {fam['m']}, alpha {fam['alpha']}): "
+        f"Confirmatory (aggregate family, {test_name}, Holm over m = {fam['m']}, alpha "
+        f"{fam['alpha']}): "
         f"{len(sig)} of {fam['m']} differences are significant"
     )
     out = [head + (f": {', '.join(_ordered(p) for p in sig)}." if sig else ".")]
@@ -75,16 +77,17 @@ def every_task(families: list[dict[str, Any]], agents: list[str]) -> str | None:
         return None
     claims = []
     for i, a in enumerate(agents):
-        for b in agents[i + 1:]:
+        for b in agents[i + 1 :]:
             signs = set()
             for fam in tasks:
                 p = next((p for p in fam["pairs"] if {p["a"], p["b"]} == {a, b}), None)
                 signs.add(winner(p) if p is not None and p["significant"] else None)
             if len(signs) == 1 and None not in signs:
                 claims.append(" > ".join(signs.pop()))
+    head = "Exploratory (per-task families, Holm within each task):"
     if not claims:
-        return "Exploratory (per-task families, Holm within each task): no pair differs significantly on every task."
-    return f"Exploratory (per-task families, Holm within each task): significant on every task: {', '.join(claims)}."
+        return f"{head} no pair differs significantly on every task."
+    return f"{head} significant on every task: {', '.join(claims)}."
 
 
 def planning(report: dict[str, Any], fam: dict[str, Any] | None) -> str | None:
@@ -93,7 +96,8 @@ def planning(report: dict[str, Any], fam: dict[str, Any] | None) -> str | None:
         return None
     effect = "d_z" if pw["effect"] == "d_z" else "d"
     sentence = (
-        f"Planning figure, not evidence: with {pw['seeds']} seeds the {report['protocol']['test_name']} "
+        f"Planning figure, not evidence: with {pw['seeds']} seeds the "
+        f"{report['protocol']['test_name']} "
         f"detects {effect} = {pw['mde']['alpha']:.2f} with 80 % power at alpha {pw['alpha']} and "
         f"{effect} = {pw['mde']['holm']:.2f} at Holm's first threshold {pw['holm_threshold']:.4g}"
     )
@@ -104,7 +108,8 @@ def planning(report: dict[str, Any], fam: dict[str, Any] | None) -> str | None:
     ]
     if needed:
         sentence += (
-            f"; the non-significant aggregate pairs would need a median of {int(np.median(needed))} seeds "
+            "; the non-significant aggregate pairs would need a median of "
+            f"{int(np.median(needed))} seeds "
             "each at that threshold"
         )
     return sentence + "."
@@ -116,12 +121,25 @@ def verdict(report: dict[str, Any]) -> list[str]:
     agg_fam = next((f for f in report["families"] if f["role"] == CONFIRMATORY), None)
     out = [s for s in [headline(report)] if s]
     if not report["aggregate"]:
-        out.append(f"No aggregate across tasks ({report['aggregate_absent']}): no confirmatory family.")
+        out.append(
+            f"No aggregate across tasks ({report['aggregate_absent']}): no confirmatory family."
+        )
     if agg_fam:
         out += confirmatory(agg_fam, report["protocol"]["test_name"])
-    out += [s for s in [every_task(list(fams.values()), report["protocol"]["agents"]), planning(report, agg_fam)] if s]
+    out += [
+        s
+        for s in [
+            every_task(list(fams.values()), report["protocol"]["agents"]),
+            planning(report, agg_fam),
+        ]
+        if s
+    ]
     if report["missing"]:
         agg = report["aggregate"]
-        scope = f" the aggregate uses seeds {', '.join(map(str, agg['seeds'])) or 'none'}" if agg else ""
+        scope = (
+            f" the aggregate uses seeds {', '.join(map(str, agg['seeds'])) or 'none'}"
+            if agg
+            else ""
+        )
         out.append(f"{len(report['missing'])} cells are missing or failed;{scope} (see Warnings).")
     return out

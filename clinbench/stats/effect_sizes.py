@@ -52,7 +52,9 @@ def noncentrality_interval(t: float, df: float, confidence: float = 0.95) -> tup
     """
     tail = (1 - check_confidence(confidence)) / 2
     if not abs(t) <= MAX_EXACT_T:
-        raise ArithmeticError(f"|t| = {abs(t):.4g} is beyond the range where scipy's noncentral t is exact")
+        raise ArithmeticError(
+            f"|t| = {abs(t):.4g} is beyond the range where scipy's noncentral t is exact"
+        )
     if t < 0:  # nct(df, -δ) is the mirror of nct(df, δ); scipy is steadier on the right
         lo, hi = noncentrality_interval(-t, df, confidence)
         return -hi, -lo
@@ -87,12 +89,20 @@ def noncentrality_interval(t: float, df: float, confidence: float = 0.95) -> tup
             lo = optimize.brentq(upper, *bracket(upper, -1.0), xtol=1e-10)
             hi = optimize.brentq(lower, *bracket(lower, 1.0), xtol=1e-10)
         except (ValueError, RuntimeError) as exc:
-            raise ArithmeticError(f"noncentral t not invertible at t = {t}, df = {df}: {exc}") from None
+            raise ArithmeticError(
+                f"noncentral t not invertible at t = {t}, df = {df}: {exc}"
+            ) from None
     return float(lo), float(hi)
 
 
 def _effect(
-    value: float, scale: float, t: float, df: float, se_normal: float, c: float, exact: str = "noncentral t"
+    value: float,
+    scale: float,
+    t: float,
+    df: float,
+    se_normal: float,
+    c: float,
+    exact: str = "noncentral t",
 ) -> dict[str, Any]:
     """Point estimate with the exact interval of δ = nc / scale, else a normal one."""
     try:
@@ -100,7 +110,12 @@ def _effect(
         return {"value": value, "lo": lo / scale, "hi": hi / scale, "method": exact}
     except ArithmeticError:
         z = sps.norm.ppf((1 + c) / 2)
-        return {"value": value, "lo": value - z * se_normal, "hi": value + z * se_normal, "method": "normal approximation"}
+        return {
+            "value": value,
+            "lo": value - z * se_normal,
+            "hi": value + z * se_normal,
+            "method": "normal approximation",
+        }
 
 
 def _undefined() -> dict[str, Any]:
@@ -131,7 +146,9 @@ def hedges_g(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:
     g = _hedges_j(df) * d
     scale = math.sqrt(n * m / (n + m))
     se = math.sqrt((n + m) / (n * m) + g * g / (2 * (n + m)))
-    return _effect(float(g), scale, float(d * scale), df, se, c, exact="noncentral t (pooled variance)")
+    return _effect(
+        float(g), scale, float(d * scale), df, se, c, exact="noncentral t (pooled variance)"
+    )
 
 
 def cohens_dz(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:
@@ -183,7 +200,9 @@ def _resample_counts(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
     return np.bincount(flat.ravel(), minlength=size * n).reshape(size, n)
 
 
-def _poi_replicates(a: np.ndarray, b: np.ndarray, w: np.ndarray, gen: np.random.Generator, size: int) -> np.ndarray:
+def _poi_replicates(
+    a: np.ndarray, b: np.ndarray, w: np.ndarray, gen: np.random.Generator, size: int
+) -> np.ndarray:
     """``size`` bootstrap replicates of ``P(X > Y)``: x resampled, then y, independently.
 
     A replicate's estimate is ``Σ_ij cx_i cy_j W_ij / (n m)`` with ``cx``, ``cy`` the draw
@@ -209,7 +228,9 @@ def probability_of_improvement_ci(
     return aggregate_probability_of_improvement_ci([x], [y], rng, reps, confidence)
 
 
-def _task_pairs(x_per_task: Sequence[Any], y_per_task: Sequence[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+def _task_pairs(
+    x_per_task: Sequence[Any], y_per_task: Sequence[Any]
+) -> list[tuple[np.ndarray, np.ndarray]]:
     if len(x_per_task) != len(y_per_task) or not len(x_per_task):
         raise ValueError("need the same, non-zero number of tasks for x and y")
     return [(as_sample(a, "x"), as_sample(b, "y")) for a, b in zip(x_per_task, y_per_task)]
@@ -218,7 +239,9 @@ def _task_pairs(x_per_task: Sequence[Any], y_per_task: Sequence[Any]) -> list[tu
 def mean_probability_of_improvement(x_per_task: Sequence[Any], y_per_task: Sequence[Any]) -> float:
     """rliable's aggregate: ``P(X_t > Y_t)`` averaged over tasks (arXiv:2108.13264,
     ``rliable.metrics.probability_of_improvement``). Not the P(X > Y) of per-seed task means."""
-    return float(np.mean([_win_matrix(a, b).mean() for a, b in _task_pairs(x_per_task, y_per_task)]))
+    return float(
+        np.mean([_win_matrix(a, b).mean() for a, b in _task_pairs(x_per_task, y_per_task)])
+    )
 
 
 def aggregate_probability_of_improvement_ci(
@@ -240,6 +263,8 @@ def aggregate_probability_of_improvement_ci(
     wins = [_win_matrix(a, b) for a, b in tasks]
     out = []
     for size in chunks(reps):
-        out.append(np.mean([_poi_replicates(a, b, w, gen, size) for (a, b), w in zip(tasks, wins)], axis=0))
+        out.append(
+            np.mean([_poi_replicates(a, b, w, gen, size) for (a, b), w in zip(tasks, wins)], axis=0)
+        )
     lo, hi = percentile_interval(np.concatenate(out), check_confidence(confidence))
     return float(np.mean([w.mean() for w in wins])), lo, hi

@@ -45,8 +45,24 @@ def _t_result(res: Any, diff: float, confidence: float) -> dict[str, Any]:
 def _no_spread(diff: float, df: float, scale: float) -> dict[str, Any]:
     """The result when the standard error is 0 up to rounding (see the module docstring)."""
     if abs(diff) <= ROUNDING * scale:
-        return {"t": math.nan, "df": df, "p": 1.0, "diff": 0.0, "lo": 0.0, "hi": 0.0, "testable": True}
-    return {"t": math.nan, "df": df, "p": math.nan, "diff": diff, "lo": math.nan, "hi": math.nan, "testable": False}
+        return {
+            "t": math.nan,
+            "df": df,
+            "p": 1.0,
+            "diff": 0.0,
+            "lo": 0.0,
+            "hi": 0.0,
+            "testable": True,
+        }
+    return {
+        "t": math.nan,
+        "df": df,
+        "p": math.nan,
+        "diff": diff,
+        "lo": math.nan,
+        "hi": math.nan,
+        "testable": False,
+    }
 
 
 def welch(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:

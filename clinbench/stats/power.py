@@ -48,7 +48,9 @@ def _power(design: Design, d: float, n: int, alpha: float) -> float:
     nc = abs(d) * scale
     result = float(sps.nct.sf(crit, df, nc) + sps.nct.sf(crit, df, -nc))
     if not math.isfinite(result) and nc > 10 * crit + 40:
-        return 1.0  # scipy's nct fails far out in the tail, where the power is 1 to double precision
+        return (
+            1.0  # scipy's nct fails far out in the tail, where the power is 1 to double precision
+        )
     if not math.isfinite(result):
         raise FloatingPointError(f"power is not finite at d={d}, n={n}, alpha={alpha}")
     return min(result, 1.0)
@@ -65,7 +67,9 @@ def _minimum_detectable_effect(design: Design, n: int, alpha: float, power: floa
     while gap(hi) < 0:
         hi *= 2
         if hi > 1e12:
-            raise FloatingPointError(f"no effect below 1e12 reaches power {power} at n={n}, alpha={alpha}")
+            raise FloatingPointError(
+                f"no effect below 1e12 reaches power {power} at n={n}, alpha={alpha}"
+            )
     return float(optimize.brentq(gap, 0.0, hi, xtol=1e-12))
 
 

@@ -21,27 +21,35 @@ from typing import Any
 import clinbench
 from clinbench.config import SweepConfig
 from clinbench.numerics import blas_kernel, torch_capability
+from clinbench.sweep.store import FORMAT
 
-FORMAT = 1
-#: Sources whose change changes what a cell computes.
-_CELL_CODE = ("env", "agents", "protocol.py", "episode.py")
+#: Sources whose change changes what a cell of any family computes: the shared
+#: environment modules (``env/*.py``), the agents, the protocol and the episode loop.
+_CELL_CODE = ("env/*.py", "agents/**/*.py", "protocol.py", "episode.py")
 #: ... except the batched Gymnasium VectorEnv, which no cell runs.
 _NOT_CELL_CODE = ("env/gym_vector.py",)
+#: A family's own sources (``env/<family>/``) count for its cells only, except the
+#: modules that draw its charts.
+_NOT_FAMILY_CODE = ("charts.py",)
 
 
 @cache
-def code_id() -> str:
-    """clinbench version plus a hash of the code a cell runs."""
+def code_id(env: str) -> str:
+    """clinbench version plus a hash of the code a cell of family ``env`` runs.
+
+    Editing one family's simulator re-runs that family's cells, not the others'.
+    """
     root = Path(clinbench.__file__).parent
+    files = [f for part in _CELL_CODE for f in sorted(root.glob(part))]
+    family_dir = root / "env" / env
+    files += [f for f in sorted(family_dir.rglob("*.py")) if f.name not in _NOT_FAMILY_CODE]
     digest = hashlib.sha256()
-    for part in _CELL_CODE:
-        path = root / part
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for f in files:
-            if f.relative_to(root).as_posix() in _NOT_CELL_CODE:
-                continue
-            digest.update(f.relative_to(root).as_posix().encode())
-            digest.update(f.read_bytes())
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        if rel in _NOT_CELL_CODE:
+            continue
+        digest.update(rel.encode())
+        digest.update(f.read_bytes())
     return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
 
 
@@ -116,8 +124,16 @@ def expand(cfg: SweepConfig) -> list[Cell]:
     codes = {a: agent_entry(refs[a]).code for a in cfg.agents}
     return [
         Cell(
-            cfg.env, task, agent, seed, cfg.agent_params[agent], cfg.env_overrides[task], protocol,
-            code_id(), refs[agent], codes[agent],
+            cfg.env,
+            task,
+            agent,
+            seed,
+            cfg.agent_params[agent],
+            cfg.env_overrides[task],
+            protocol,
+            code_id(cfg.env),
+            refs[agent],
+            codes[agent],
         )
         for task in cfg.tasks
         for agent in cfg.agents
@@ -177,17 +193,19 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
                     "score": e.score,
                     "return": e.ret,
                     "steps": e.steps,
-                    "net_enrolled": e.net_enrolled,
-                    "budget_used": e.budget_used,
                     "terminated_by": e.terminated_by,
                     "score_parts": e.score_parts,
-                    "progress_by_day": e.progress_by_day,
+                    "metrics": e.metrics,
+                    "progress_by_time": e.progress_by_time,
                 }
                 for seed, e in zip(result.eval_seeds, result.episodes, strict=True)
             ],
             curve=[asdict(p) for p in result.curve],
         )
-        record["timing"] = {"train_seconds": result.train_seconds, "eval_seconds": result.eval_seconds}
+        record["timing"] = {
+            "train_seconds": result.train_seconds,
+            "eval_seconds": result.eval_seconds,
+        }
     record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
     record["blas_kernel"] = blas_kernel()  # the worker's (clinbench/numerics.py)
     if (capability := torch_capability()) is not None:
@@ -205,6 +223,7 @@ def _check_agent_code(cell: dict[str, Any]) -> None:
     now = agent_entry(cell.get("agent_ref") or cell["agent"]).code
     if now != cell["agent_code"]:
         raise RuntimeError(
-            f"agent {cell['agent']!r} changed since the sweep was planned ({cell['agent_code']} -> {now}); "
+            f"agent {cell['agent']!r} changed since the sweep was planned ({cell['agent_code']} "
+            f"-> {now}); "
             "run the sweep again to recompute its cells"
         )

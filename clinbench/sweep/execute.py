@@ -81,13 +81,21 @@ def backend(cfg: SweepConfig) -> Iterator[int]:
             raise ConfigError("the dask backend needs dask[distributed]") from None
         if lc.scheduler in (None, "", "local"):
             workers = lc.jobs or os.cpu_count() or 1
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster), parallel_config(backend="dask"):
+            with (
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
+                Client(cluster),
+                parallel_config(backend="dask"),
+            ):
                 yield workers
         else:
             try:
                 client = Client(lc.scheduler, timeout="10s")
             except (OSError, TimeoutError) as exc:
-                raise ConfigError(f"cannot reach the dask scheduler {lc.scheduler!r}: {exc}") from None
+                raise ConfigError(
+                    f"cannot reach the dask scheduler {lc.scheduler!r}: {exc}"
+                ) from None
             with client, parallel_config(backend="dask"):
                 yield lc.jobs or max(1, sum(client.nthreads().values()))
         return
@@ -108,7 +116,9 @@ def backend(cfg: SweepConfig) -> Iterator[int]:
     raise ConfigError(f"unknown backend {lc.backend!r}")
 
 
-def plan(cfg: SweepConfig, resume: bool, retry_failed: bool) -> tuple[list[Cell], list[str], dict[str, dict[str, Any]], list[str]]:
+def plan(
+    cfg: SweepConfig, resume: bool, retry_failed: bool
+) -> tuple[list[Cell], list[str], dict[str, dict[str, Any]], list[str]]:
     """Which cells to run; (cells, their hashes, records reused, corrupt-file messages)."""
     runs = cfg.results / "runs"
     cells = expand(cfg)
@@ -152,9 +162,12 @@ def run_sweep(
     pin_worker_environment()  # workers get the pinned kernels whatever this process loaded
     if kernel not in (None, PINNED_KERNEL) and cfg.launcher.backend == "sequential":
         console.print(
-            f"[yellow]warning:[/] OpenBLAS runs its {kernel} kernel, not {PINNED_KERNEL}, in this process, "
-            "which computes the cells (backend sequential): learning agents may not reproduce the canonical "
-            f"numbers (import clinbench before numpy, or set OPENBLAS_CORETYPE={PINNED_KERNEL}; clinbench/numerics.py)"
+            f"[yellow]warning:[/] OpenBLAS runs its {kernel} kernel, not {PINNED_KERNEL}, in this "
+            "process, "
+            "which computes the cells (backend sequential): learning agents may not reproduce the "
+            "canonical "
+            f"numbers (import clinbench before numpy, or set OPENBLAS_CORETYPE={PINNED_KERNEL}; "
+            "clinbench/numerics.py)"
         )
     cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
     for message in corrupt:
@@ -180,7 +193,9 @@ def run_sweep(
         TextColumn("{task.fields[failed]} failed"),
     )
     with Progress(*columns, console=console, disable=not show_progress) as progress:
-        bar = progress.add_task("cells", total=len(cells), completed=len(records), failed=len(outcome.failed))
+        bar = progress.add_task(
+            "cells", total=len(cells), completed=len(records), failed=len(outcome.failed)
+        )
         if todo:
             with backend(cfg) as jobs:
                 used_jobs = min(jobs, len(todo))
@@ -206,11 +221,15 @@ def run_sweep(
                         stream.close()
 
     ordered = [records[h] for h in hashes if h in records]
-    other = sorted({r.get("blas_kernel") for r in ordered if r.get("blas_kernel") not in (None, PINNED_KERNEL)})
+    other = sorted(
+        {r.get("blas_kernel") for r in ordered if r.get("blas_kernel") not in (None, PINNED_KERNEL)}
+    )
     if other:
         console.print(
-            f"[yellow]warning:[/] some cells ran with OpenBLAS kernel(s) {', '.join(other)}, not {PINNED_KERNEL} "
-            "(each cell file records its 'blas_kernel'; docs/scaling.md says how to pin it on workers)"
+            f"[yellow]warning:[/] some cells ran with OpenBLAS kernel(s) {', '.join(other)}, not "
+            f"{PINNED_KERNEL} "
+            "(each cell file records its 'blas_kernel'; docs/scaling.md says how to pin it on "
+            "workers)"
         )
     outcome.outputs = write_tidy(ordered, cfg.results)
     outcome.wall_seconds = time.perf_counter() - t0
@@ -219,26 +238,39 @@ def run_sweep(
     write_json_atomic(
         cfg.results / "manifest.json",
         manifest(
-            code=code_id(),
+            code=code_id(cfg.env),
             config_hash=config_hash(resolved),
             backend=cfg.launcher.backend,
             jobs=used_jobs,
             started=started.isoformat(timespec="seconds"),
             finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             wall_seconds=round(outcome.wall_seconds, 3),
-            grid={"env": cfg.env, "tasks": list(cfg.tasks), "agents": list(cfg.agents), "seeds": list(cfg.protocol.seeds)},
+            grid={
+                "env": cfg.env,
+                "tasks": list(cfg.tasks),
+                "agents": list(cfg.agents),
+                "seeds": list(cfg.protocol.seeds),
+            },
             protocol={
                 "train_episodes": cfg.protocol.train_episodes,
                 "eval_episodes": cfg.protocol.eval_episodes,
                 "curve_points": cfg.protocol.curve_points,
             },
-            counts={"total": outcome.total, "ran": outcome.ran, "resumed": outcome.resumed, "failed": len(outcome.failed), "corrupt": len(corrupt)},
+            counts={
+                "total": outcome.total,
+                "ran": outcome.ran,
+                "resumed": outcome.resumed,
+                "failed": len(outcome.failed),
+                "corrupt": len(corrupt),
+            },
             cells=[
                 {
                     "hash": h,
                     **c.key,
                     "status": records[h]["status"] if h in records else "missing",
-                    "seconds": round(records[h]["timing"].get("total_seconds", 0.0), 3) if h in records else None,
+                    "seconds": round(records[h]["timing"].get("total_seconds", 0.0), 3)
+                    if h in records
+                    else None,
                 }
                 for c, h in zip(cells, hashes, strict=True)
             ],

@@ -14,8 +14,21 @@ import clinbench
 from clinbench.numerics import blas_kernel
 
 LIBRARIES = (
-    "numpy", "scipy", "pandas", "matplotlib", "seaborn", "joblib", "hydra-core", "omegaconf",
-    "gymnasium", "dask", "distributed", "typer", "rich", "jinja2", "threadpoolctl",
+    "numpy",
+    "scipy",
+    "pandas",
+    "matplotlib",
+    "seaborn",
+    "joblib",
+    "hydra-core",
+    "omegaconf",
+    "gymnasium",
+    "dask",
+    "distributed",
+    "typer",
+    "rich",
+    "jinja2",
+    "threadpoolctl",
 )
 
 
@@ -29,15 +42,25 @@ def git_state(root: Path) -> dict[str, Any]:
     Changes under the generated folders (``GENERATED``) do not count: a sweep into the
     canonical results folder rewrites them while it runs.
     """
+
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", *args], check=False, cwd=root, capture_output=True, text=True, timeout=10)
+            out = subprocess.run(
+                ["git", *args], check=False, cwd=root, capture_output=True, text=True, timeout=10
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
 
     sha = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){g}" for g in GENERATED))
+    status = git(
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
+        *(f":(exclude){g}" for g in GENERATED),
+    )
     return {"sha": sha, "dirty": None if status is None else bool(status)}
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 REQUIRED = ("format", "hash", "key", "config", "status")
+#: Layout of a cell record. 2: the family's episode metrics under ``"metrics"`` and
+#: ``"progress_by_time"`` (1 had recruitment's fields at the top level of an episode).
+FORMAT = 2
 
 
 class CorruptCell(ValueError):
@@ -51,7 +54,14 @@ def read_cell(path: Path, expected_hash: str | None = None) -> dict[str, Any]:
         raise CorruptCell(f"{path.name}: unreadable ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(record, dict) or any(k not in record for k in REQUIRED):
         raise CorruptCell(f"{path.name}: missing fields")
-    if record["hash"] != path.stem or (expected_hash is not None and record["hash"] != expected_hash):
+    if record["format"] != FORMAT:
+        raise CorruptCell(
+            f"{path.name}: cell format {record['format']!r}, this clinbench reads {FORMAT} "
+            "(re-run the sweep)"
+        )
+    if record["hash"] != path.stem or (
+        expected_hash is not None and record["hash"] != expected_hash
+    ):
         raise CorruptCell(f"{path.name}: hash does not match its file name")
     if record["status"] == "ok":
         if not isinstance(record.get("episodes"), list) or not record["episodes"]:

@@ -39,7 +39,9 @@ class RecordingAgent(Agent):
         k = int(np.flatnonzero(mask)[0])
         return self.macros.to_action(k, obs)
 
-    def train(self, make_env: Any, episodes: int, rng: Any, evaluate: Any = None, curve_points: int = 5) -> list:
+    def train(
+        self, make_env: Any, episodes: int, rng: Any, evaluate: Any = None, curve_points: int = 5
+    ) -> list:
         RECEIVED.append(("train", (make_env, episodes, rng, evaluate)))
         env = make_env()
         RECEIVED.append(("training_env", env))

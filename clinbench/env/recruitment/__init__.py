@@ -6,10 +6,11 @@ from typing import Any
 
 from clinbench.env.base import EnvSpec
 from clinbench.env.recruitment.actions import ACTION_TYPES, PHASES, Action, ActionType, ErrorCode
+from clinbench.env.recruitment.family import FAMILY
 from clinbench.env.recruitment.observation import Observation
 from clinbench.env.recruitment.simulator import RecruitmentEnv
 from clinbench.env.recruitment.tasks import TASK_VERSION, TASKS, TaskParams
-from clinbench.env.registry import register
+from clinbench.env.registry import register, register_family
 
 __all__ = [
     "ACTION_TYPES",
@@ -32,6 +33,7 @@ def _factory(task: str):
     return make
 
 
+register_family(FAMILY)
 for _name, _params in TASKS.items():
     register(
         EnvSpec("recruitment", _name, TASK_VERSION, _params, _params.description),

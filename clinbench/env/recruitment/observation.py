@@ -264,10 +264,10 @@ class Observation:
         return self.funnel._asdict()
 
     def summary(self) -> dict[str, float]:
-        """Day, progress (net enrolled) and the funnel, for logs and milestone checkers."""
+        """Time (the day), progress (net enrolled) and the funnel, for logs and milestones."""
         f = self.funnel
         return {
-            "day": self.timestamp,
+            "time": self.timestamp,
             "progress": self.enrolled_so_far,
             "enrolled": self.enrolled_so_far,
             "target": self.target_enrollment,

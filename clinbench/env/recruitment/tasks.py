@@ -7,9 +7,11 @@ explained in ``docs/environments.md``. Changing any value changes the task, so b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from clinbench.env.base import override_params
 
 TASK_VERSION = 2
 HORIZON = 180
@@ -141,13 +143,7 @@ class TaskParams:
         out of range (``validation.PARAM_RANGES``) a ``ValueError``."""
         from clinbench.env.recruitment.validation import check_params
 
-        valid = {f.name for f in fields(self)}
-        bad = sorted(set(overrides) - valid)
-        if bad:
-            raise TypeError(f"unknown task parameter(s) {bad}; valid: {sorted(valid)}")
-        params = replace(self, **overrides)
-        check_params(params)
-        return params
+        return override_params(self, overrides, check_params)
 
 
 TASKS: MappingProxyType[str, TaskParams] = MappingProxyType(

@@ -1,0 +1,74 @@
+"""What an environment family tells the generic layers about itself.
+
+The sweep, episode records, env checker, report, charts and CLI know no environment by
+name. Each family registers one :class:`Family` next to its tasks; the generic layers
+look it up by ``EnvSpec.env`` and read from it the observation fields the checker
+enforces, the per-episode metrics the records keep, the main parameters ``clinbench
+tasks`` shows, where its reference scores and domain charts live, and the labels of
+its time axis and progress measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-episode number the environment reports in its final ``info``.
+
+    ``rate`` metrics are 0/1 per episode (a proportion over episodes, shown with exact
+    binomial intervals); ``mean`` metrics are any real number.
+    """
+
+    name: str
+    label: str
+    kind: str = "mean"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("mean", "rate"):
+            raise ValueError(f"metric {self.name!r}: kind must be 'mean' or 'rate'")
+
+
+@dataclass(frozen=True)
+class Family:
+    """An environment family's hooks (see the module docstring)."""
+
+    #: ``EnvSpec.env`` of its tasks, e.g. the ``<env>`` of ``make("<env>/<task>")``
+    name: str
+    #: version of its tasks; cell files record it, references belong to one version
+    task_version: int
+    #: field names every ``obs.to_dict()`` holds (``clinbench.env.checker``)
+    observation_fields: tuple[str, ...] = ()
+    #: numbers read from the final ``info`` of each episode into the cell records
+    episode_metrics: tuple[Metric, ...] = ()
+    #: labels of ``info["score_parts"]`` keys worth showing (``clinbench run``)
+    score_part_labels: Mapping[str, str] = field(default_factory=dict)
+    #: ``obs.summary()`` keys shown as columns of ``clinbench run`` (key -> header)
+    step_columns: Mapping[str, str] = field(default_factory=dict)
+    #: action types that only pass time (hidden from ``clinbench run``'s default view)
+    noop_actions: frozenset[str] = frozenset()
+    #: free-text action fields, left out of the one-line action summary
+    text_fields: frozenset[str] = frozenset()
+    #: the task parameters ``clinbench tasks`` shows (derived ones included)
+    main_params: tuple[str, ...] = ()
+    param_labels: Mapping[str, str] = field(default_factory=dict)
+    #: derived parameters: name -> function of the task's parameter dict
+    derived_params: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+    #: unit of ``obs.summary()["time"]`` and label of ``obs.summary()["progress"]``
+    time_unit: str = "step"
+    progress_label: str = "progress"
+    #: module holding ``REFERENCE_SCORES`` (task -> {"random", "reference_planner"}) and
+    #: ``TASK_VERSION``; empty when the family has none yet
+    references: str = ""
+    #: module holding ``CHARTS``: chart name -> ``figure(ChartData, width)`` (its
+    #: domain charts); empty when it has none
+    charts: str = ""
+
+    def metric(self, name: str) -> Metric:
+        for m in self.episode_metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"{self.name} has no episode metric {name!r}")

@@ -1,0 +1,50 @@
+"""The recruitment family's domain charts (``Family.charts``): enrolment by day."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from matplotlib.figure import Figure
+
+from clinbench.charts.data import ChartData
+from clinbench.charts.figures import bottom_legend, panels, suptitle
+from clinbench.env.registry import spec
+
+
+def enrollment_trajectories(d: ChartData, width: float) -> Figure:
+    """Net enrolled by day: median and interquartile band over all evaluation episodes."""
+    ncols = len(d.tasks) if width > 5 else 1
+    fig, axes = panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=False)
+    targets = {}
+    for task in d.tasks:
+        try:
+            targets[task] = spec(f"{d.report['protocol']['env']}/{task}").params.target
+        except KeyError:
+            targets[task] = None
+    n_eps = None
+    for ax, task in zip(axes, d.tasks, strict=False):
+        for agent in d.agents:
+            t = d.trajectories[(d.trajectories.task == task) & (d.trajectories.agent == agent)]
+            if t.empty:
+                continue
+            n_eps = int(t.n.iloc[0])
+            ax.plot(t.time, t["median"], color=d.colors[agent], lw=1.3, label=agent)
+            ax.fill_between(t.time, t.q25, t.q75, color=d.colors[agent], alpha=0.15, lw=0)
+        if targets[task]:
+            ax.axhline(targets[task], color="black", ls=":", lw=1, label="target")
+        ax.set_title(task)
+        ax.set_xlabel("day")
+        ax.set_ylabel("net enrolled")
+    bottom_legend(fig, axes[0], 7, width)
+    suptitle(
+        fig,
+        f"Net enrolled by day: median and interquartile band over {n_eps} evaluation episodes per "
+        "agent",
+        width,
+    )
+    return fig
+
+
+CHARTS: dict[str, Callable[[ChartData, float], Figure]] = {
+    "enrollment_trajectories": enrollment_trajectories,
+}
