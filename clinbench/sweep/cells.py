@@ -24,12 +24,16 @@ from clinbench.numerics import blas_kernel, torch_capability
 from clinbench.sweep.store import FORMAT
 
 #: Sources whose change changes what a cell of any family computes: the shared
-#: environment modules (``env/*.py``), the agents, the protocol and the episode loop.
-_CELL_CODE = ("env/*.py", "agents/**/*.py", "protocol.py", "episode.py")
-#: ... except the batched Gymnasium VectorEnv, which no cell runs.
-_NOT_CELL_CODE = ("env/gym_vector.py",)
-#: A family's own sources (``env/<family>/``) count for its cells only, except the
-#: modules that draw its charts.
+#: environment modules (``env/*.py``), the shared agent modules (``agents/*.py``,
+#: ``agents/core/``), the protocol and the episode loop.
+_CELL_CODE = ("env/*.py", "agents/*.py", "agents/core/**/*.py", "protocol.py", "episode.py")
+#: ... except the batched Gymnasium VectorEnv, which no cell runs, and the agent
+#: registry, which only resolves names to the classes whose code is hashed.
+_NOT_CELL_CODE = ("env/gym_vector.py", "agents/registry.py")
+#: A family's own sources count for its cells only: its environment package
+#: ``env/<family>/`` (except the module that draws its charts) and its own agents,
+#: ``agents/<family>/``.
+_FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
 _NOT_FAMILY_CODE = ("charts.py",)
 
 
@@ -37,12 +41,15 @@ _NOT_FAMILY_CODE = ("charts.py",)
 def code_id(env: str) -> str:
     """clinbench version plus a hash of the code a cell of family ``env`` runs.
 
-    Editing one family's simulator re-runs that family's cells, not the others'.
+    Editing one family's simulator or its own agents re-runs that family's cells, not
+    the others'.
     """
     root = Path(clinbench.__file__).parent
     files = [f for part in _CELL_CODE for f in sorted(root.glob(part))]
-    family_dir = root / "env" / env
-    files += [f for f in sorted(family_dir.rglob("*.py")) if f.name not in _NOT_FAMILY_CODE]
+    for part in _FAMILY_CODE:
+        files += [
+            f for f in sorted(root.glob(part.format(family=env))) if f.name not in _NOT_FAMILY_CODE
+        ]
     digest = hashlib.sha256()
     for f in files:
         rel = f.relative_to(root).as_posix()
