@@ -53,6 +53,7 @@ class ProtocolConfig:
     eval_episodes: int
     curve_points: int
     seeds: tuple[int, ...]
+    oc_episodes: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class ReportConfig:
 class SweepConfig:
     """The validated sweep: what to run, how, and where the results go."""
 
+    #: the environment selection (``conf/env/``): a family's name, or ``all``
     env: str
     tasks: tuple[str, ...]
     #: agent names, as they appear in results
@@ -88,9 +90,25 @@ class SweepConfig:
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
     #: what each agent's cells load it by (a name, or a plugin's spec string)
     agent_refs: dict[str, str] = field(default_factory=dict)
+    #: the environment family of each task
+    task_envs: dict[str, str] = field(default_factory=dict)
+    #: the families each agent plays (``*``: any)
+    agent_envs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: selected agents left out: they play none of the selected tasks' families
+    idle_agents: tuple[str, ...] = ()
 
     def env_id(self, task: str) -> str:
-        return f"{self.env}/{task}"
+        return f"{self.task_envs[task]}/{task}"
+
+    @property
+    def envs(self) -> list[str]:
+        """The families of the selected tasks, in task order."""
+        return list(dict.fromkeys(self.task_envs[t] for t in self.tasks))
+
+    def plays(self, agent: str, task: str) -> bool:
+        """Whether ``agent`` plays ``task``'s family (its cells exist only then)."""
+        envs = self.agent_envs.get(agent, ("*",))
+        return "*" in envs or self.task_envs[task] in envs
 
 
 def available(group: str) -> list[str]:
@@ -157,10 +175,17 @@ def validate(cfg: DictConfig) -> SweepConfig:
     """Check every field and build the typed config."""
     raw = OmegaConf.to_container(cfg, resolve=True)
     env = raw["env"]["name"]
-    env_tasks = [e.split("/", 1)[1] for e in env_ids() if e.split("/", 1)[0] == env]
-    if not env_tasks:
-        families = sorted({e.split("/", 1)[0] for e in env_ids()})
-        raise ConfigError(f"unknown environment {env!r}; valid: {', '.join(families)}")
+    registered = {e.split("/", 1)[0] for e in env_ids()}
+    families = list(raw["env"].get("families") or [])
+    if not families or any(f not in registered for f in families):
+        valid = sorted(registered | {"all"})
+        raise ConfigError(f"unknown environment {env!r}; valid: {', '.join(valid)}")
+    task_family = {
+        e.split("/", 1)[1]: e.split("/", 1)[0]
+        for e in env_ids()
+        if e.split("/", 1)[0] in families
+    }
+    env_tasks = list(task_family)
     tasks = tuple(raw["tasks"] or ())
     if not tasks:
         raise ConfigError(f"no tasks selected; valid: {', '.join(env_tasks)}")
@@ -168,6 +193,14 @@ def validate(cfg: DictConfig) -> SweepConfig:
         if t not in env_tasks:
             raise ConfigError(f"unknown task {t!r}; valid: {', '.join(env_tasks)}")
     entries = _resolve_agents(raw["agents"] or ())
+    chosen = {task_family[t] for t in tasks}
+    idle = [e for e in entries if "*" not in e.envs and not chosen & set(e.envs)]
+    if len(idle) == len(entries):
+        raise ConfigError(
+            "no selected agent plays the selected tasks' environments "
+            f"({', '.join(sorted(chosen))})"
+        )
+    entries = [e for e in entries if e not in idle]
     agents = tuple(e.name for e in entries)
     for e in entries:
         if e.source == "clinbench" and e.name not in raw["agent"]:
@@ -191,12 +224,15 @@ def validate(cfg: DictConfig) -> SweepConfig:
         train_episodes=_int(p["train_episodes"], "protocol.train_episodes (--episodes)"),
         eval_episodes=_int(p["eval_episodes"], "protocol.eval_episodes (--eval-episodes)"),
         curve_points=_int(p["curve_points"], "protocol.curve_points"),
+        oc_episodes=_int(p.get("oc_episodes", 0), "protocol.oc_episodes"),
         seeds=seeds,
     )
     if protocol.train_episodes < 0:
         raise ConfigError(f"training episodes must be >= 0, got {protocol.train_episodes}")
     if protocol.eval_episodes < 1:
         raise ConfigError(f"evaluation episodes must be >= 1, got {protocol.eval_episodes}")
+    if protocol.oc_episodes < 0:
+        raise ConfigError(f"protocol.oc_episodes must be >= 0, got {protocol.oc_episodes}")
     if protocol.curve_points < 1:
         raise ConfigError(f"protocol.curve_points must be >= 1, got {protocol.curve_points}")
 
@@ -227,7 +263,7 @@ def validate(cfg: DictConfig) -> SweepConfig:
     agent_params = {e.name: dict(raw["agent"].get(e.name) or {}) for e in entries}
     _check_agent_params(entries, agent_params)
     env_overrides = {t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks}
-    _check_env_overrides(env, env_overrides)
+    _check_env_overrides(task_family, env_overrides)
     return SweepConfig(
         env=env,
         tasks=tasks,
@@ -240,6 +276,9 @@ def validate(cfg: DictConfig) -> SweepConfig:
         results=Path(raw["results"]),
         raw=raw,
         agent_refs={e.name: e.ref for e in entries},
+        task_envs={t: task_family[t] for t in tasks},
+        agent_envs={e.name: tuple(e.envs) for e in entries},
+        idle_agents=tuple(e.name for e in idle),
     )
 
 
@@ -302,16 +341,19 @@ def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, A
             _check_kind(f"agent.{e.name}.{name}", value, defaults[name])
 
 
-def _check_env_overrides(env: str, overrides: dict[str, dict[str, Any]]) -> None:
+def _check_env_overrides(
+    task_family: dict[str, str], overrides: dict[str, dict[str, Any]]
+) -> None:
     """Task-parameter overrides must name parameters of the task, with values of their kind."""
     from dataclasses import asdict
 
     from clinbench.env.registry import make
 
     for task, params in overrides.items():
-        defaults = asdict(make(f"{env}/{task}").spec.params)
+        env_id = f"{task_family[task]}/{task}"
+        defaults = asdict(make(env_id).spec.params)
         try:
-            make(f"{env}/{task}", **params)
+            make(env_id, **params)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"env.overrides.{task}: {exc}") from None
         for name, value in params.items():

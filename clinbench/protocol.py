@@ -29,22 +29,26 @@ from clinbench.agents.context import AgentContext
 from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
 from clinbench.agents.registry import make_agent
 from clinbench.env.base import Env
-from clinbench.env.registry import make
+from clinbench.env.registry import family, make
 from clinbench.episode import Episode, play_episode
 
-_EVAL, _TRAIN, _ACT = 0, 1, 2
+_EVAL, _TRAIN, _ACT, _OC = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """Training budget (episodes), evaluation episodes and learning-curve points."""
+    """Training budget (episodes), evaluation episodes, learning-curve points, and the
+    operating-characteristic episodes (played only for a family that declares
+    operating characteristics)."""
 
     train_episodes: int = 600
     eval_episodes: int = 10
     curve_points: int = 5
+    oc_episodes: int = 0
 
     def __post_init__(self) -> None:
-        if self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1:
+        bad = self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1
+        if bad or self.oc_episodes < 0:
             raise ValueError(
                 f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1"
             )
@@ -58,6 +62,13 @@ def stable_hash(name: str) -> int:
 def evaluation_seeds(seed: int, n: int) -> list[int]:
     """The evaluation world seeds of cell seed ``seed``, shared by every agent and task."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, _EVAL]))
+    return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
+
+
+def characteristic_seeds(seed: int, n: int) -> list[int]:
+    """The operating-characteristic world seeds of cell seed ``seed`` (a stream of their
+    own, shared by every agent and task like the evaluation worlds)."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, _OC]))
     return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
 
 
@@ -156,6 +167,8 @@ class CellResult:
     curve: list[CurvePoint] = field(default_factory=list)
     train_seconds: float = 0.0
     eval_seconds: float = 0.0
+    #: the episode metrics of the operating-characteristic episodes
+    oc_metrics: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def mean_score(self) -> float:
@@ -222,5 +235,13 @@ def run_cell(
             )
         t1 = time.perf_counter()
         episodes = evaluate(env, agent, agent_name, env_id, seed, eval_seeds)
+        oc_metrics = []
+        if protocol.oc_episodes and family(env.spec.env).operating_characteristics:
+            oc_seeds = characteristic_seeds(seed, protocol.oc_episodes)
+            oc_metrics = [
+                e.metrics for e in evaluate(env, agent, agent_name, env_id, seed, oc_seeds)
+            ]
         t2 = time.perf_counter()
-    return CellResult(env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1)
+    return CellResult(
+        env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1, oc_metrics
+    )

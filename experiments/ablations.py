@@ -4,7 +4,8 @@
     python experiments/ablations.py --table    # only prints the Markdown table
 
 Each ablation collapses a method towards its parent (``docs/agents.md``) and runs on
-the canonical protocol (seeds 1 7 21 42 123, default budget) into
+the canonical protocol (seeds 1 7 21 42 123, default budget) over the recruitment tasks
+(where every ablated component exists: memory actions, horizons of 180 days) into
 ``data/ablations/<name>/``, next to the full methods in ``data/sweep_results/``.
 """
 
@@ -48,6 +49,7 @@ def run(label: str, fresh: bool = False) -> None:
     _, agent, overrides = ABLATIONS[label]
     args = [
         "sweep",
+        "env=recruitment",
         "--agents",
         agent,
         "--results",

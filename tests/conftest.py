@@ -21,11 +21,13 @@ def invoke():
 
 @pytest.fixture(scope="session")
 def smoke_results(tmp_path_factory) -> Path:
-    """One smoke sweep with its reproducible report and its charts. Do not modify:
-    tests that damage results work on a copy."""
+    """One smoke sweep of the recruitment tasks with its reproducible report and its
+    charts (the statistics tests recompute it; two families together are tested in
+    test_two_families.py). Do not modify: tests that damage results work on a copy."""
     folder = tmp_path_factory.mktemp("smoke") / "results"
     outcome = run_sweep(
-        load(["preset=smoke", f"results={folder}", "launcher=sequential"]), show_progress=False
+        load(["preset=smoke", "env=recruitment", f"results={folder}", "launcher=sequential"]),
+        show_progress=False,
     )
     assert outcome.ok, outcome.failed
     result = CliRunner().invoke(app, ["report", "--results", str(folder), "--reproducible"])

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clinbench import protocol
+import clinbench.agents.registry as agent_registry
+import clinbench.env.registry as env_registry
+from clinbench import protocol, references
 from clinbench.agents import AgentContext, make_agent
 from clinbench.agents.registry import _load_file
 from clinbench.env import make
@@ -26,7 +28,7 @@ from clinbench.env.recruitment.simulator import RecruitmentEnv
 from clinbench.env.recruitment.world import World
 from clinbench.episode import play_episode
 from clinbench.protocol import TrainingEnv, acting_seed, evaluation_seeds, training_stream
-from clinbench.references import recruitment as references
+from clinbench.references import recruitment as recruitment_references
 from clinbench.sweep.cells import run_cell_record
 
 PLUGIN = Path(__file__).parent / "plugins" / "recording_agent.py"
@@ -189,15 +191,15 @@ def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatc
 
 def test_references_give_the_random_floor_only_the_context(received, monkeypatch):
     monkeypatch.setattr(
-        references, "make_agent", lambda name, context: make_agent(RECORDING, context)
+        agent_registry, "make_agent", lambda name, context: make_agent(RECORDING, context)
     )
     built: list = []
-    real = references.make
+    real = env_registry.make
     monkeypatch.setattr(
-        references, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1]
+        env_registry, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1]
     )
     seeds = (100_000, 100_001)
-    references.reference_means("easy_bench", seeds)
+    references.reference_means(EASY, recruitment_references.PLANNER, seeds)
     check_received(received, list(seeds), built, learning=False)
 
 

@@ -71,14 +71,17 @@ def test_stored_reference_scores_are_current():
     spec = importlib.util.spec_from_file_location("compute_reference_scores", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.TARGET.read_text() == module.render()
+    assert module.with_references() == ["recruitment", "trial_design"]
+    for name in module.with_references():
+        assert module.target(name).read_text() == module.render(name), name
 
 
 def test_normalised_score_maps_references_to_zero_and_one():
-    from clinbench.references.recruitment import normalised_score
+    from clinbench.references import normalised_score
     from clinbench.references.recruitment_scores import REFERENCE_SCORES
 
     for task, ref in REFERENCE_SCORES.items():
-        assert normalised_score(task, ref["random"]) == pytest.approx(0.0, abs=1e-12)
-        assert normalised_score(task, ref["reference_planner"]) == pytest.approx(1.0)
+        env_id = f"recruitment/{task}"
+        assert normalised_score(env_id, ref["random"]) == pytest.approx(0.0, abs=1e-12)
+        assert normalised_score(env_id, ref["reference_planner"]) == pytest.approx(1.0)
         assert ref["reference_planner"] > ref["random"]

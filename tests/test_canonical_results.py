@@ -22,7 +22,7 @@ RUNS = [ROOT / "data" / "sweep_results", *sorted((ROOT / "data" / "ablations").g
 @pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_committed_runs_come_from_this_code(folder):
     manifest = json.loads((folder / "manifest.json").read_text())
-    code = code_id(manifest["grid"]["env"])
+    code = {env: code_id(env) for env in manifest["code"]}
     assert manifest["code"] == code, (
         f"{folder} was computed by cell code {manifest['code']}, this checkout is {code}: "
         "rerun `clinbench sweep preset=canonical --no-resume` (and `python "
@@ -44,10 +44,17 @@ def test_canonical_run_is_the_default_protocol():
         "mira",
         "klong",
         "memexrl",
+        "fixed_design",
         "ppo",
         "maskable_ppo",
     ]
-    assert manifest["protocol"] == {"train_episodes": 600, "eval_episodes": 10, "curve_points": 5}
+    assert manifest["grid"]["envs"] == ["recruitment", "trial_design"]
+    assert manifest["protocol"] == {
+        "train_episodes": 600,
+        "eval_episodes": 10,
+        "curve_points": 5,
+        "oc_episodes": 200,
+    }
 
 
 def test_the_canonical_preset_describes_the_committed_run():

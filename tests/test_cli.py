@@ -109,12 +109,20 @@ def test_tasks_json_matches_the_registry():
             s.version,
             s.description,
         )
-        for name in ("pool_size", "n_sites", "budget", "target", "screen_cost", "dropout_base"):
-            assert r["params"][name] == getattr(s.params, name)
-        assert r["params"]["world_types"] == list(s.params.world_types)
-        assert r["params"]["event_rate_per_day"] == pytest.approx(
-            sum(s.params.event_rates.values())
-        )
+        main = {
+            "recruitment": ("pool_size", "n_sites", "budget", "target", "screen_cost"),
+            "trial_design": ("budget", "max_weeks", "max_looks", "mcid", "ae_threshold"),
+        }[s.env]
+        for name in main:
+            value = getattr(s.params, name)
+            assert r["params"][name] == (list(value) if isinstance(value, tuple) else value)
+        if s.env == "recruitment":  # derived parameters
+            assert r["params"]["world_types"] == list(s.params.world_types)
+            assert r["params"]["event_rate_per_day"] == pytest.approx(
+                sum(s.params.event_rates.values())
+            )
+        else:
+            assert r["params"]["planned_patients"] == s.params.planned_patients
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,8 +150,8 @@ def test_agents_table_shows_every_agent():
     assert result.exit_code == 0
     for entry in agent_entries():
         assert entry.name in result.stdout
-        if entry.unavailable is None:
-            assert entry.description in result.stdout
+        if entry.unavailable is None:  # (a long description wraps: its first words)
+            assert " ".join(entry.description.split()[:3]) in result.stdout
     if any(e.unavailable for e in agent_entries()):  # e.g. ppo without the sb3 extra
         assert "unavailable:" in result.stdout
 
@@ -160,7 +168,7 @@ def test_agents_json_matches_the_registry():
 
 
 # --------------------------------------------------------------------------- run
-@pytest.mark.parametrize("agent", agent_names())
+@pytest.mark.parametrize("agent", [a for a in agent_names() if a != "fixed_design"])
 @pytest.mark.parametrize("task", ["easy_bench", "hard_bench"])
 def test_run_json_is_the_episode_play_episode_gives(agent, task):
     out = run_json("--agent", agent, "--task", task, "--seed", "3")

@@ -68,14 +68,17 @@ def test_smoke_preset_sets_the_values_of_its_file():
 def test_default_config_is_the_files_in_conf():
     cfg = load([])
     top = conf_file("config.yaml")
-    assert list(cfg.agents) == top["agents"] and list(cfg.tasks) == top["tasks"]
+    env = conf_file("env", "all.yaml")
+    assert top["tasks"] == "${env.tasks}"  # the environment selection's tasks
+    assert list(cfg.agents) == top["agents"] and list(cfg.tasks) == env["tasks"]
+    assert cfg.env == env["name"] and cfg.envs == env["families"]
     assert cfg.results == Path(top["results"])
     protocol = conf_file("protocol", "default.yaml")
     assert list(cfg.protocol.seeds) == protocol["seeds"]
     assert cfg.protocol.train_episodes == protocol["train_episodes"]
     assert cfg.launcher.backend == conf_file("launcher", "loky.yaml")["backend"]
     for agent in cfg.agents:
-        assert cfg.agent_params[agent] == conf_file("agent", f"{agent}.yaml")
+        assert cfg.agent_params[agent] == (conf_file("agent", f"{agent}.yaml") or {})
 
 
 @pytest.mark.parametrize("preset_first", [True, False], ids=["preset-first", "preset-last"])
@@ -263,7 +266,9 @@ def test_manifest_records_times_grid_and_cell_durations(tiny_sweep):
     assert started <= finished
     assert manifest["wall_seconds"] >= 0
     assert manifest["grid"] == {
-        "env": "recruitment",
+        "env": "all",
+        "envs": ["recruitment"],
+        "task_envs": {"easy_bench": "recruitment"},
         "tasks": ["easy_bench"],
         "agents": ["heuristic", "random"],
         "seeds": [1, 2],

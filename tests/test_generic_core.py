@@ -41,7 +41,7 @@ def family_words() -> dict[str, set[str]]:
     for name in families():
         fam = family(name)
         words = {name, *fam.observation_fields, *(m.name for m in fam.episode_metrics)}
-        words |= set(fam.step_columns) | set(fam.main_params) | set(fam.noop_actions)
+        words |= set(fam.step_columns) | set(fam.noop_actions)
         words |= {spec(i).task for i in env_ids() if spec(i).env == name}
         out[name] = words
     return out

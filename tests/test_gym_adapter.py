@@ -31,10 +31,11 @@ HARD = gym_id("recruitment/hard_bench")
 
 
 def _no_stop(mask: np.ndarray) -> np.ndarray:
-    """The mask without ``stop``, so random play runs to the deadline."""
+    """The mask without the last, ending macro (``stop``, ``stop_futility``), so random
+    play runs long; unchanged when that is the only valid one."""
     out = mask.copy()
     out[-1] = 0
-    return out
+    return out if out.any() else mask
 
 
 def _greedy(mask: np.ndarray, names: tuple[str, ...]) -> int:
@@ -96,11 +97,14 @@ def test_spaces_masks_and_rewards_match_the_native_env(gid):
     macros = native.macro_space
     assert env.observation_space == gym.spaces.Box(0, 1, (macros.n_features,), np.float32)
     assert env.action_space == gym.spaces.Discrete(macros.n)
-    # Sizes follow the task's sites: 18 head features and 6 per site; 3 funnel macros,
-    # 3 global strategies, focus and negotiate per site, plan/summarize/retrieve/stop.
-    n_sites = native.params.n_sites
-    assert macros.n_features == 18 + 6 * n_sites
-    assert macros.n == 10 + 2 * n_sites
+    if native.spec.env == "recruitment":
+        # Sizes follow the task's sites: 18 head features and 6 per site; 3 funnel macros,
+        # 3 global strategies, focus and negotiate per site, plan/summarize/retrieve/stop.
+        n_sites = native.params.n_sites
+        assert macros.n_features == 18 + 6 * n_sites
+        assert macros.n == 10 + 2 * n_sites
+    else:  # trial_design: 5 trial features and 8 per dose arm, 2 of control; 10 macros
+        assert (macros.n_features, macros.n) == (31, 10)
 
     env.action_space.seed(7)
     feats, info = env.reset(seed=11)

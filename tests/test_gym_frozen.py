@@ -4,8 +4,9 @@ The digests below were frozen from the task-version-2 code; a change to these di
 change to the task, which needs a version bump. They were produced by ``trajectory_digest``
 (this module) on the working tree over commit 8d1623c with the move to
 ``TASK_VERSION = 2`` (sites opening over time, home sites, follow-up completions,
-protocol amendments): ``python tests/test_gym_frozen.py`` prints them. Each is the sha256
-of 400 steps of seeded random valid play (``stop`` excluded, worlds of seeds 0, 1, ...):
+protocol amendments), and for trial_design from its first version: ``python
+tests/test_gym_frozen.py`` prints them. Each is the sha256 of 400 steps of seeded random
+valid play (the last, ending macro excluded while another is valid; worlds of seeds 0, 1, ...):
 the float64 features and bool mask of every observation, every concrete action, reward,
 flags, error, outcome and final score. The features are hashed as raw float64 bytes, so
 one feature value off by one ulp changes the digest (checked below). Re-freeze only
@@ -21,13 +22,22 @@ import pytest
 
 from clinbench.env import env_ids, make, spec
 
-#: The task version the digests were frozen for.
-FROZEN_VERSION = 2
-#: Digests of the task-version-2 code, per task.
+#: The task version of each family the digests were frozen for.
+FROZEN_VERSION = {"recruitment": 2, "trial_design": 1}
+#: Digests of the current task versions' code, per task.
 FROZEN = {
     "recruitment/easy_bench": "5520d10c53bbe533d260988911376b82e33d675e1c00773ca22b940bd3e795dd",
     "recruitment/medium_bench": "e2da98d1006e4f90666dabf3f8823e2712a1f0d6e0354539265b239431064bf4",
     "recruitment/hard_bench": "0bcb4d797f0a5662569d5206516b61e0e66cf50a3e527c64d449df3adec1921d",
+    "trial_design/effective_drug": (
+        "6ac59f8eb9a4329c6ceb90879d1aeaec17cfd017c0cac92fe96cffcc5759cfed"
+    ),
+    "trial_design/efficacy_safety": (
+        "6e7bf3f83678d0cfe225cfb6097ba6165333fd2a765736ddead2dc27e5ffed74"
+    ),
+    "trial_design/rare_disease": (
+        "1294ffbc0ed4523e6fc420979b2979324bd694e51c1a701ccb3bb78300b9f56d"
+    ),
 }
 STEPS = 400
 
@@ -48,7 +58,8 @@ def trajectory_digest(env_id: str, steps: int = STEPS) -> str:
         assert feats.dtype == np.float64 and mask.dtype == np.bool_
         h.update(feats.tobytes())
         h.update(mask.tobytes())
-        valid = np.flatnonzero(mask[:-1])  # never stop: play to the deadline
+        # never the last, ending macro while another is valid: play to the deadline
+        valid = np.flatnonzero(mask[:-1]) if mask[:-1].any() else np.flatnonzero(mask)
         k = int(valid[rng.integers(valid.size)])
         action = macros.to_action(k, obs)
         h.update(repr(action).encode())
@@ -61,9 +72,9 @@ def trajectory_digest(env_id: str, steps: int = STEPS) -> str:
 
 @pytest.mark.parametrize("env_id", env_ids())
 def test_trajectories_match_the_frozen_digest(env_id):
-    version = spec(env_id).version
-    assert version == FROZEN_VERSION, (
-        f"{env_id} is task version {version}, the digests are of version {FROZEN_VERSION}:"
+    version, frozen = spec(env_id).version, FROZEN_VERSION[spec(env_id).env]
+    assert version == frozen, (
+        f"{env_id} is task version {version}, the digests are of version {frozen}:"
         " re-freeze them (python tests/test_gym_frozen.py) with the version bump"
     )
     assert env_id in FROZEN, f"no frozen digest for {env_id}"

@@ -36,10 +36,18 @@ def _defaults(cls) -> dict:
 )
 def test_config_file_holds_exactly_the_agent_defaults(entry):
     """conf/agent/<name>.yaml documents every hyper-parameter with its real default."""
+    from clinbench.agents.registry import FamilyVariants
+
     cfg = OmegaConf.to_container(OmegaConf.load(CONF / f"{entry.name}.yaml"))
-    defaults = {
-        k: list(v) if isinstance(v, tuple) else v for k, v in _defaults(entry.factory).items()
-    }
+    classes = (
+        list(dict.fromkeys(entry.factory.variants.values()))
+        if issubclass(entry.factory, FamilyVariants)
+        else [entry.factory]
+    )
+    defaults = {}
+    for cls in classes:  # one class per family: each documents its own
+        defaults.update(_defaults(cls))
+    defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
     assert cfg == defaults
 
 

@@ -49,7 +49,15 @@ def invoke(*args: object):
 
 def sweep(folder: Path, *overrides: str) -> Path:
     outcome = run_sweep(
-        load(["preset=smoke", f"results={folder}", "launcher=sequential", *overrides]),
+        load(
+            [
+                "preset=smoke",
+                "env=recruitment",
+                f"results={folder}",
+                "launcher=sequential",
+                *overrides,
+            ]
+        ),
         show_progress=False,
     )
     assert outcome.ok, outcome.failed
@@ -581,7 +589,16 @@ def test_sweep_writes_the_report_unless_told_not_to(copy, no_report):
     for name in ("benchmark_report.json", "benchmark_report.md"):
         (copy / name).unlink()
     shutil.rmtree(copy / "charts", ignore_errors=True)
-    args = ["sweep", "preset=smoke", "--results", copy, "--backend", "sequential", "--quiet"]
+    args = [
+        "sweep",
+        "preset=smoke",
+        "env=recruitment",
+        "--results",
+        copy,
+        "--backend",
+        "sequential",
+    ]
+    args.append("--quiet")
     result = invoke(*args, *(["--no-report"] if no_report else []))
     assert result.exit_code == 0, result.output
     assert "54 cells: 0 run, 54 resumed" in result.output  # the copy's cells were reused

@@ -47,7 +47,7 @@ from clinbench.env.base import Env
 class KLongAgent(GRPOAgent):
     name = "klong"
     description = "imitation of the heuristic on split trajectories, then progressive-horizon RL"
-    envs = ("recruitment",)
+    envs = ("recruitment", "trial_design")
 
     def __init__(
         self,
@@ -71,7 +71,10 @@ class KLongAgent(GRPOAgent):
         self.lookback_min, self.imitation_steps = lookback_min, imitation_steps
         self.stages, self.rl = tuple(stages), rl
         self.teacher = make_agent("heuristic", context)
-        self._plan = self.macros.names.index("plan")
+        names = self.macros.names
+        #: the label of a teacher action the learner may not take: ``plan`` (wait) where
+        #: the family has it, else the first valid macro
+        self._plan = names.index("plan") if "plan" in names else None
         self.begin_episode()
 
     # ---- the three-part input ----------------------------------------------------
@@ -87,7 +90,8 @@ class KLongAgent(GRPOAgent):
 
     def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
         self._history.append(features)
-        return self.context(self._history, len(self._history) - 1, self.lookback(obs.timestamp))
+        lookback = self.lookback(obs.summary()["time"])
+        return self.context(self._history, len(self._history) - 1, lookback)
 
     @staticmethod
     def context(history: list[np.ndarray] | np.ndarray, t: int, lookback: int) -> np.ndarray:
@@ -130,7 +134,9 @@ class KLongAgent(GRPOAgent):
                 label = self.macros.index_of(action)
                 feats.append(self.macros.features(obs))
                 masks.append(mask)
-                labels.append(label if mask[label] else self._plan)
+                if not mask[label]:
+                    label = self._plan if self._plan is not None else int(np.argmax(mask))
+                labels.append(label)
                 obs, _, done, _, _ = env.step(action)
             yield np.asarray(feats), np.asarray(masks), np.asarray(labels)
 

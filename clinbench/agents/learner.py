@@ -104,7 +104,7 @@ class LearningAgent(Agent):
         pol = policy or self.policy
 
         def act(features: np.ndarray, mask: np.ndarray, obs: Any) -> tuple[int, float, np.ndarray]:
-            if obs.timestamp == 0:
+            if obs.summary()["time"] == 0:
                 self.begin_episode()
             raw = self.policy_input(features, obs)
             a, lp = pol.choose(self.std(raw), self.valid(mask), rng)

@@ -45,7 +45,7 @@ class MemexRLAgent(GRPOAgent):
     description = (
         "indexed memory as actions (write / dereference by key), GRPO on a memory-aware reward"
     )
-    envs = ("recruitment",)
+    envs = ("recruitment", "trial_design")
 
     def __init__(
         self,
@@ -59,7 +59,11 @@ class MemexRLAgent(GRPOAgent):
         super().__init__(context, **config)
         self.alphas, self.slot_budget, self.mask_memory = tuple(alphas), slot_budget, mask_memory
         names = self.macros.names
-        self._write, self._read = names.index("summarize"), names.index("retrieve")
+        #: the memory macros; a family without them (trial_design) leaves memexrl its
+        #: GRPO core: no memory input, every memory penalty 0
+        self._memory = "summarize" in names and "retrieve" in names
+        self._write = names.index("summarize") if self._memory else -1
+        self._read = names.index("retrieve") if self._memory else -1
         self.segments = 0
         self.begin_episode()
 
@@ -72,6 +76,8 @@ class MemexRLAgent(GRPOAgent):
         self._record_day: int | None = None
 
     def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
+        if not self._memory:
+            return np.concatenate([features, [0.0, 0.0, 1.0]])
         if obs.retrieved_memory_context:
             self._reads += 1
             self._record_day = obs.retrieved_memory_context[0].day
@@ -87,7 +93,7 @@ class MemexRLAgent(GRPOAgent):
 
     def valid(self, mask: np.ndarray) -> np.ndarray:
         mask = super().valid(mask)
-        if self.mask_memory:
+        if self.mask_memory and self._memory:
             mask = mask.copy()
             mask[[self._write, self._read]] = False
         return mask

@@ -13,10 +13,12 @@ regression, not PPO). Six phases of collect -> fit critics -> offline actor upda
 the buffer keeps two phases; failed world seeds are re-sampled more often.
 Replaced: teacher-proposed subgoals are the fixed milestone checker below.
 
-Milestones (recruitment): net enrolled reaches 25 / 50 / 75 / 100 % of the target,
-the first enrolment (a site's yield observed), and a screen-fail ratio (ineligible /
-screened, after 10 screenings) at or under ``screen_fail_bound``. Progress is the share
-reached, linearly interpolated between milestone events.
+Milestones, per environment family (``MILESTONES``). Recruitment: net enrolled reaches
+25 / 50 / 75 / 100 % of the target, the first enrolment (a site's yield observed), and
+a screen-fail ratio (ineligible / screened, after 10 screenings) at or under
+``screen_fail_bound``. Trial design: the first cohort, the information fraction of the
+best-informed dose reaching 25 / 50 / 75 / 100 %, and a signal (some dose's z at least
+1.5). Progress is the share reached, linearly interpolated between milestone events.
 
 Hyper-parameters (``conf/agent/mira.yaml``):
     phases (6): collect / fit / update cycles over the training budget.
@@ -35,6 +37,7 @@ Hyper-parameters (``conf/agent/mira.yaml``):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,7 +55,8 @@ MILESTONE_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 
 
 def milestone_days(summaries: list[dict[str, float]], screen_fail_bound: float) -> list[int]:
-    """Step index at which each milestone is first reached (sorted; unreached left out)."""
+    """Recruitment: step index at which each milestone is first reached (sorted;
+    unreached left out)."""
     reached: dict[str, int] = {}
     for t, s in enumerate(summaries):
         for f in MILESTONE_FRACTIONS:
@@ -65,11 +69,34 @@ def milestone_days(summaries: list[dict[str, float]], screen_fail_bound: float) 
     return sorted(reached.values())
 
 
-def progress_labels(summaries: list[dict[str, float]], screen_fail_bound: float) -> np.ndarray:
+def trial_milestone_steps(summaries: list[dict[str, float]], screen_fail_bound: float) -> list[int]:
+    """Trial design: step index at which each milestone is first reached (sorted)."""
+    reached: dict[str, int] = {}
+    for t, s in enumerate(summaries):
+        for f in MILESTONE_FRACTIONS:
+            if s["information"] >= f:
+                reached.setdefault(f"information_{f}", t)
+        if s["patients"] >= 1:
+            reached.setdefault("first_cohort", t)
+        if s["max_z"] >= 1.5:
+            reached.setdefault("signal", t)
+    return sorted(reached.values())
+
+
+#: Each family's milestone checker and its number of milestones.
+MILESTONES: dict[str, tuple[Callable[[list[dict[str, float]], float], list[int]], int]] = {
+    "recruitment": (milestone_days, len(MILESTONE_FRACTIONS) + 2),
+    "trial_design": (trial_milestone_steps, len(MILESTONE_FRACTIONS) + 2),
+}
+
+
+def progress_labels(
+    summaries: list[dict[str, float]], screen_fail_bound: float, family: str = "recruitment"
+) -> np.ndarray:
     """Progress in [0, 1] at each state, interpolated between milestone events."""
     n_states = len(summaries)
-    total = len(MILESTONE_FRACTIONS) + 2
-    days = milestone_days(summaries, screen_fail_bound)
+    checker, total = MILESTONES[family]
+    days = checker(summaries, screen_fail_bound)
     xs = [0] + days
     ys = [0.0] + [(k + 1) / total for k in range(len(days))]
     if xs[-1] < n_states - 1:
@@ -84,7 +111,7 @@ class MIRAAgent(LearningAgent):
     description = (
         "milestone potential shaping + success critic, phase-wise offline actor regression"
     )
-    envs = ("recruitment",)
+    envs = tuple(MILESTONES)
 
     def __init__(
         self,
@@ -139,7 +166,10 @@ class MIRAAgent(LearningAgent):
         trajs = [t for batch in self.buffer for t in batch]
         x = self.std(np.concatenate([t.x for t in trajs]))
         progress = np.concatenate(
-            [progress_labels(t.summaries, self.screen_fail_bound)[:-1] for t in trajs]
+            [
+                progress_labels(t.summaries, self.screen_fail_bound, self.env_spec.env)[:-1]
+                for t in trajs
+            ]
         )
         won = np.concatenate([np.full(len(t), float(t.score > median)) for t in trajs])
         self.potential.fit(x, progress)

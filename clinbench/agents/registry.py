@@ -23,13 +23,14 @@ import importlib
 import importlib.util
 import inspect
 import os
+import pkgutil
 import sys
 import traceback
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
@@ -86,21 +87,74 @@ class AgentEntry:
 
 
 _BUILTIN: dict[str, type[Agent]] = {}
+#: Built-in names with one class per environment family (e.g. ``heuristic``).
+_VARIANTS: dict[str, dict[str, type[Agent]]] = {}
 
 
 def register_agent(cls: type[Agent]) -> type[Agent]:
     """Class decorator of the built-in agents: add ``cls`` under ``cls.name``.
 
-    Only for clinbench's own agents; plugins declare an entry point instead."""
+    Two classes may share a name when they play disjoint environment families (a
+    family's own ``heuristic``): the name then builds the class of the context's family
+    (:class:`FamilyVariants`). Only for clinbench's own agents; plugins declare an
+    entry point instead."""
     if cls.__module__.split(".")[0] != "clinbench":
         raise AgentLoadError(
             f"register_agent is for clinbench's own agents; declare {cls.__qualname__} in the "
             f"'{ENTRY_POINT_GROUP}' entry-point group instead (docs/agents.md)"
         )
-    if _BUILTIN.get(cls.name, cls) is not cls:
-        raise AgentLoadError(f"two built-in agents are named {cls.name!r}")
-    _BUILTIN[cls.name] = cls
+    old = _BUILTIN.get(cls.name, cls)
+    if old is cls:
+        _BUILTIN[cls.name] = cls
+        return cls
+    variants = _VARIANTS.setdefault(cls.name, {f: old for f in old.envs})
+    if "*" in cls.envs or "*" in variants or set(cls.envs) & set(variants):
+        raise AgentLoadError(f"two built-in agents are named {cls.name!r} for the same family")
+    variants.update(dict.fromkeys(cls.envs, cls))
+    _BUILTIN[cls.name] = _family_variants(cls.name, variants)
     return cls
+
+
+class FamilyVariants(Agent):
+    """One agent name, one class per environment family: building it builds the class of
+    the context's family, with the hyper-parameters that class takes (the others belong
+    to other families' variants)."""
+
+    variants: ClassVar[dict[str, type[Agent]]] = {}
+
+    def __new__(cls, context: AgentContext, **config: Any) -> Agent:  # type: ignore[misc]
+        if not isinstance(context, AgentContext):
+            raise TypeError(f"agent {cls.name!r} is built from an AgentContext")
+        klass = cls.variants.get(context.spec.env)
+        if klass is None:
+            raise ValueError(
+                f"agent {cls.name!r} plays {list(cls.variants)} environments, "
+                f"not {context.spec.env!r}"
+            )
+        known = set(_parameters(klass))
+        unknown = sorted(set(config) - set(_parameters(cls)))
+        if unknown:
+            raise TypeError(f"agent {cls.name!r} has no parameter(s) {unknown}")
+        return klass(context, **{k: v for k, v in config.items() if k in known})
+
+    def act(self, obs: Any) -> Any:  # pragma: no cover - instances are the variants'
+        raise NotImplementedError
+
+
+def _family_variants(name: str, variants: dict[str, type[Agent]]) -> type[Agent]:
+    classes = list(dict.fromkeys(variants.values()))
+    return type(
+        f"{name.title()}Variants",
+        (FamilyVariants,),
+        {
+            "name": name,
+            "description": "; ".join(f"{'/'.join(c.envs)}: {c.description}" for c in classes),
+            "envs": tuple(variants),
+            "learning": any(c.learning for c in classes),
+            "variants": dict(variants),
+            "__module__": classes[0].__module__,
+        },
+    )
 
 
 def _load_builtin() -> None:
@@ -111,6 +165,12 @@ def _load_builtin() -> None:
     import clinbench.agents.memexrl
     import clinbench.agents.mira
     import clinbench.agents.random_agent  # noqa: F401
+
+    # each environment family's own agents: the sub-packages but the shared core
+    here = [str(Path(__file__).parent)]
+    for m in pkgutil.iter_modules(here):
+        if m.ispkg and m.name != "core":
+            importlib.import_module(f"clinbench.agents.{m.name}")
 
 
 # ---------------------------------------------------------------------- code identity
@@ -369,8 +429,27 @@ def agent_parameters(entry: AgentEntry) -> dict[str, Any]:
     """The hyper-parameters an agent accepts and their defaults, read from the
     constructors along its class hierarchy (the context, the first argument after
     ``self``, and ``**config`` excluded)."""
-    cls = entry.require()
-    out: dict[str, Any] = {}
+    return _parameters(entry.require())
+
+
+def family_parameters(entry: AgentEntry, family: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The part of ``params`` the agent takes on ``family``: all of them, except for a
+    name with one class per family, whose variant takes only its own."""
+    cls = entry.factory
+    if cls is None or not issubclass(cls, FamilyVariants) or family not in cls.variants:
+        return dict(params)
+    own = _parameters(cls.variants[family])
+    return {k: v for k, v in params.items() if k in own}
+
+
+def _parameters(cls: type[Agent]) -> dict[str, Any]:
+    if issubclass(cls, FamilyVariants):  # the union of its variants' (first default wins)
+        out: dict[str, Any] = {}
+        for klass in cls.variants.values():
+            for k, v in _parameters(klass).items():
+                out.setdefault(k, v)
+        return out
+    out = {}
     for klass in cls.__mro__:
         if "__init__" in klass.__dict__ and klass is not object:
             params = list(inspect.signature(klass.__init__).parameters.values())[

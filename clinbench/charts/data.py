@@ -38,10 +38,19 @@ class ChartData:
     def seeds(self) -> list[int]:
         return list(self.report["protocol"]["seeds"])
 
+    def task_env(self, task: str) -> str:
+        """The environment family of ``task``."""
+        protocol = self.report["protocol"]
+        return (protocol.get("task_envs") or {}).get(task) or protocol["env"]
+
     @property
-    def family(self) -> Family:
-        """The hooks of the results' environment family (labels, domain charts)."""
-        return family(self.report["protocol"]["env"])
+    def families(self) -> list[Family]:
+        """The hooks of the results' environment families (labels, domain charts)."""
+        return [family(e) for e in dict.fromkeys(self.task_env(t) for t in self.tasks)]
+
+    def tasks_of(self, env: str) -> list[str]:
+        """The tasks of family ``env``, in report order."""
+        return [t for t in self.tasks if self.task_env(t) == env]
 
     @property
     def colors(self) -> dict[str, str]:

@@ -45,6 +45,19 @@ def _points(key: str) -> float:
     return FontProperties(size=plt.rcParams[key]).get_size_in_points()
 
 
+#: Panels per row at double-column width (one per task up to this many).
+MAX_COLUMNS = 4
+
+
+def columns(n_panels: int, width: float, narrow: int = 1) -> int:
+    """Panels per row: one row of up to ``MAX_COLUMNS`` at double-column width (more
+    panels wrap onto rows of equal length), ``narrow`` at single-column width."""
+    if width <= 5:
+        return min(narrow, n_panels)
+    rows = -(-n_panels // MAX_COLUMNS)
+    return -(-n_panels // rows)
+
+
 def suptitle(fig: Figure, text: str, width: float) -> None:
     """A figure title wrapped to the figure's width.
 
@@ -99,7 +112,7 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
     cells = d.cell_scores()
     agg = (d.report["aggregate"] or {}).get("agents", {})
     n_panels = len(d.tasks) + (1 if agg else 0)
-    ncols = n_panels if width > 5 else 2
+    ncols = columns(n_panels, width, narrow=2)
     fig, axes = panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     y = np.arange(len(d.agents))[::-1]
     for ax, task in zip(axes, d.tasks, strict=False):
@@ -141,7 +154,7 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
 def score_distribution(d: ChartData, width: float) -> Figure:
     """Box plot of per-seed scores with every seed drawn as a point."""
     cells = d.cell_scores()
-    ncols = len(d.tasks) if width > 5 else 1
+    ncols = columns(len(d.tasks), width)
     fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     for ax, task in zip(axes, d.tasks, strict=False):
         pos = np.arange(len(d.agents))[::-1]
@@ -190,7 +203,7 @@ def score_distribution(d: ChartData, width: float) -> Figure:
 def seed_heatmap(d: ChartData, width: float) -> Figure:
     """Agent x seed matrix of scores, one panel per task."""
     cells = d.cell_scores()
-    ncols = len(d.tasks) if width > 5 else 1
+    ncols = columns(len(d.tasks), width)
     fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
     for ax, task in zip(axes, d.tasks, strict=False):
         m = cells[cells.task == task].pivot(index="agent", columns="seed", values="score")
@@ -227,7 +240,7 @@ def learning_curves(d: ChartData, width: float) -> Figure:
     """Greedy evaluation score over the training budget: mean over seeds, t 95 % band."""
     cells = d.cell_scores()
     learners = [a for a in d.agents if a in set(d.curves.agent)]
-    ncols = len(d.tasks) if width > 5 else 1
+    ncols = columns(len(d.tasks), width)
     fig, axes = panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=True)
     for ax, task in zip(axes, d.tasks, strict=False):
         for agent in learners:
@@ -457,8 +470,11 @@ CHARTS: dict[str, Callable[[ChartData, float], Figure]] = {
 
 
 def charts_for(d: ChartData) -> dict[str, Callable[[ChartData, float], Figure]]:
-    """The generic charts, then the domain charts of the results' environment family."""
+    """The generic charts, then the domain charts of the results' environment families."""
     import importlib
 
-    module = d.family.charts
-    return {**CHARTS, **(importlib.import_module(module).CHARTS if module else {})}
+    out = dict(CHARTS)
+    for fam in d.families:
+        if fam.charts:
+            out.update(importlib.import_module(fam.charts).CHARTS)
+    return out

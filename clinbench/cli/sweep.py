@@ -142,6 +142,10 @@ def sweep_command(
         cfg = load([*(overrides or []), *flag_overrides])
     except ConfigError as exc:
         fail(str(exc))
+    for name in cfg.idle_agents:
+        err_console.print(
+            f"note: {name!r} plays none of the selected tasks' environments; left out"
+        )
     if not quiet:
         _announce(cfg)
     try:

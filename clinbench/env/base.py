@@ -32,9 +32,47 @@ class Observation(Protocol):
     def summary(self) -> dict[str, float]: ...
 
 
+def reset_arguments(seed: Any, options: dict[str, Any] | None) -> tuple[int | None, bool]:
+    """``reset``'s seed (a non-negative integer, or None) and its ``fixed_world`` option,
+    checked the same way in every family (``ValueError`` on anything else)."""
+    options = dict(options or {})
+    fixed = bool(options.pop("fixed_world", False))
+    if options:
+        raise ValueError(f"unknown reset option(s) {sorted(options)}; valid: ['fixed_world']")
+    if seed is None:
+        return None, fixed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed), fixed
+
+
+def coerce_action(action: Any, cls: type[ActT]) -> ActT:
+    """``action`` if it is a ``cls``, else ``cls.from_dict`` of a plain dict with its
+    keys; anything else is a ``TypeError``."""
+    if isinstance(action, cls):
+        return action
+    if isinstance(action, dict):
+        return cls.from_dict(action)
+    raise TypeError(f"an action is a {cls.__name__} or a dict, not {type(action).__name__}")
+
+
+class FromFields:
+    """Mixin of the frozen observation dataclasses: :meth:`from_fields` builds one
+    without the frozen ``__init__``'s per-field ``object.__setattr__`` (a simulator
+    builds one every step). The fields must be exactly the dataclass's."""
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Any:
+        obs = object.__new__(cls)
+        obs.__dict__.update(fields)
+        return obs
+
+
 @dataclass(frozen=True)
 class EnvSpec:
-    """Identity of a task: environment family, task name, version and parameters."""
+    """Identity of a task: environment family, task name, version and parameters.
+
+    Every family's ``params`` has ``horizon``, the most steps an episode takes."""
 
     env: str
     task: str

@@ -33,6 +33,18 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class OperatingCharacteristic:
+    """A property of a design over many trials: ``metric`` averaged over the episodes
+    where ``among`` is 1 (all episodes when ``among`` is empty). A ``rate`` metric gives
+    a proportion (shown with its exact binomial interval); a ``mean`` metric a mean."""
+
+    name: str
+    label: str
+    metric: str
+    among: str = ""
+
+
+@dataclass(frozen=True)
 class Family:
     """An environment family's hooks (see the module docstring)."""
 
@@ -44,6 +56,8 @@ class Family:
     observation_fields: tuple[str, ...] = ()
     #: numbers read from the final ``info`` of each episode into the cell records
     episode_metrics: tuple[Metric, ...] = ()
+    #: what the report's operating-characteristics section shows (none: no section)
+    operating_characteristics: tuple[OperatingCharacteristic, ...] = ()
     #: labels of ``info["score_parts"]`` keys worth showing (``clinbench run``)
     score_part_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``obs.summary()`` keys shown as columns of ``clinbench run`` (key -> header)

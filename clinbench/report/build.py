@@ -35,6 +35,7 @@ from clinbench import stats
 from clinbench.env.registry import family as env_family
 from clinbench.references import FORMULA
 from clinbench.report.aggregate import FAMILY, build_aggregate
+from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.results import Results, ResultsError, task_versions
 from clinbench.report.verdict import verdict
@@ -66,14 +67,9 @@ def clean(value: Any) -> Any:
 
 
 def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """Normalisation references of the tasks (the family's), and warnings when they do
-    not apply."""
-    fam = env_family(res.manifest["grid"]["env"])
-    if not fam.references:
-        return {}, [f"the {fam.name} family has no reference scores: no normalised scores"]
-    stored = importlib.import_module(fam.references)
-    REFERENCE_SCORES, TASK_VERSION = stored.REFERENCE_SCORES, stored.TASK_VERSION
-    CURRENT = fam.task_version
+    """Normalisation references of the tasks (each from its family's stored module), and
+    warnings when they do not apply."""
+    refs: dict[str, dict[str, float]] = {}
     notes = []
     overrides = (res.config.get("env") or {}).get("overrides") or {}
     if any(overrides.get(t) for t in res.tasks):
@@ -81,24 +77,34 @@ def references(res: Results) -> tuple[dict[str, dict[str, float]], list[str]]:
             "task parameters were overridden: the stored normalisation references do not apply to "
             "them"
         )
-    if TASK_VERSION != CURRENT:
-        notes.append(
-            f"reference scores are for task version {TASK_VERSION}, tasks are version {CURRENT}"
-        )
     ran = results_task_version(res)
-    if ran != TASK_VERSION:
-        notes.append(
-            f"the results ran task version {ran}, the stored references are for version "
-            f"{TASK_VERSION}: "
-            "no normalised scores"
+    for env in res.envs:
+        fam = env_family(env)
+        tasks = [t for t in res.tasks if res.task_env(t) == env]
+        if not fam.references:
+            notes.append(f"the {env} family has no reference scores: no normalised scores for it")
+            continue
+        stored = importlib.import_module(fam.references)
+        if stored.TASK_VERSION != fam.task_version:
+            notes.append(
+                f"{env} reference scores are for task version {stored.TASK_VERSION}, tasks are "
+                f"version {fam.task_version}"
+            )
+        if env in ran and ran[env] != stored.TASK_VERSION:
+            notes.append(
+                f"the results ran {env} task version {ran[env]}, the stored references are for "
+                f"version {stored.TASK_VERSION}: no normalised scores for it"
+            )
+            continue
+        refs.update(
+            {t: dict(stored.REFERENCE_SCORES[t]) for t in tasks if t in stored.REFERENCE_SCORES}
         )
-        return {}, notes
-    return {t: dict(REFERENCE_SCORES[t]) for t in res.tasks if t in REFERENCE_SCORES}, notes
+    return refs, notes
 
 
-def results_task_version(res: Results) -> Any:
-    """The task version every cell ran (``load_results`` refuses a mix)."""
-    return next(iter(task_versions(res.records)))
+def results_task_version(res: Results) -> dict[str, Any]:
+    """The task version every cell of each family ran (``load_results`` refuses a mix)."""
+    return {env: next(iter(v)) for env, v in task_versions(res.records).items()}
 
 
 def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, Any]]:
@@ -246,6 +252,7 @@ def build_report(
     report = {
         "protocol": {
             "env": res.manifest["grid"]["env"],
+            "task_envs": {t: res.task_env(t) for t in res.tasks},
             "tasks": res.tasks,
             "agents": res.agents,
             "seeds": res.seeds,
@@ -270,6 +277,7 @@ def build_report(
         "aggregate": aggregate,
         "families": families,
         "ranking": rank,
+        "operating_characteristics": operating_characteristics(res),
         "power": power(
             len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes
         ),

@@ -66,6 +66,17 @@ def _needed(s: dict[str, Any] | None) -> str:
     return " / ".join("-" if s.get(k) is None else str(s[k]) for k in ("alpha", "holm"))
 
 
+def _characteristic(c: dict[str, Any] | None) -> str:
+    """A proportion as ``value [lo, hi] (k/n)``, a mean as ``value [lo, hi]``."""
+    if not c or c.get("value") is None:
+        return "-"
+    if c["kind"] == "rate":
+        return f"{c['value']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}] ({c['k']}/{c['n']})"
+    if c.get("lo") is None:
+        return f"{c['value']:.1f}"
+    return f"{c['value']:.1f} [{c['lo']:.1f}, {c['hi']:.1f}]"
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("clinbench.report", "templates"),
@@ -82,6 +93,7 @@ def environment() -> Environment:
         vci=_vci,
         est=_estimate,
         needed=_needed,
+        oc=_characteristic,
     )
     return env
 

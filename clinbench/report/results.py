@@ -38,6 +38,17 @@ class Results:
     failed: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def task_env(self, task: str) -> str:
+        """The environment family of ``task`` (the manifest's grid says; a results folder
+        from before several families names one for all its tasks)."""
+        grid = self.manifest["grid"]
+        return (grid.get("task_envs") or {}).get(task) or grid["env"]
+
+    @property
+    def envs(self) -> list[str]:
+        """The families of the tasks, in task order."""
+        return list(dict.fromkeys(self.task_env(t) for t in self.tasks))
+
     def score(self, task: str, agent: str, seed: int) -> float | None:
         r = self.records.get((task, agent, seed))
         return None if r is None else float(np.mean([e["score"] for e in r["episodes"]]))
@@ -126,13 +137,16 @@ def bad_value(record: dict[str, Any]) -> str | None:
     return None
 
 
-def task_versions(records: dict[tuple[str, str, int], dict[str, Any]]) -> dict[Any, list[str]]:
-    """Cells by the task version they ran (a cell file from before versions were
-    recorded ran version 1, the only one then)."""
-    out: dict[Any, list[str]] = {}
+def task_versions(
+    records: dict[tuple[str, str, int], dict[str, Any]],
+) -> dict[str, dict[Any, list[str]]]:
+    """Per family, its cells by the task version they ran (a cell file from before
+    versions were recorded ran version 1, the only one then)."""
+    out: dict[str, dict[Any, list[str]]] = {}
     for (task, agent, seed), record in records.items():
         version = record.get("config", {}).get("task_version", 1)
-        out.setdefault(version, []).append(f"{agent} on {task} seed {seed}")
+        env = record.get("key", {}).get("env", "")
+        out.setdefault(env, {}).setdefault(version, []).append(f"{agent} on {task} seed {seed}")
     return out
 
 
@@ -214,16 +228,17 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
         raise ResultsError(
             f"{folder} holds no finished cells ({len(res.missing)} missing or failed)"
         )
-    versions = task_versions(res.records)
-    if len(versions) > 1:
-        raise ResultsError(
-            f"{folder} mixes task versions ("
-            + "; ".join(
-                f"version {v}: {len(cells)} cells, e.g. {cells[0]}" for v, cells in versions.items()
+    for env, versions in task_versions(res.records).items():
+        if len(versions) > 1:
+            raise ResultsError(
+                f"{folder} mixes task versions of {env} ("
+                + "; ".join(
+                    f"version {v}: {len(cells)} cells, e.g. {cells[0]}"
+                    for v, cells in versions.items()
+                )
+                + "): scores of different task versions are not comparable; "
+                "re-run the sweep with --no-resume"
             )
-            + "): scores of different task versions are not comparable; "
-            "re-run the sweep with --no-resume"
-        )
     if res.missing:
         res.warnings.append(
             f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task "

@@ -38,7 +38,7 @@ from clinbench.stats.hypothesis_tests import (
     welch,
     wilcoxon,
 )
-from clinbench.stats.intervals import percentile_interval, summary, t_interval
+from clinbench.stats.intervals import clopper_pearson, percentile_interval, summary, t_interval
 from clinbench.stats.multiple import holm, holm_reject
 from clinbench.stats.power import (
     PLANNING,
@@ -61,6 +61,7 @@ __all__ = [
     "aggregate_median",
     "aggregate_probability_of_improvement_ci",
     "average_ranks",
+    "clopper_pearson",
     "cohens_dz",
     "family_can_reach_alpha",
     "floor_warning",

@@ -1,4 +1,5 @@
-"""Per-sample summaries: Student-t confidence interval, quartiles, percentile interval."""
+"""Per-sample summaries: Student-t confidence interval, quartiles, percentile interval,
+and the exact binomial (Clopper-Pearson) interval of a proportion."""
 
 from __future__ import annotations
 
@@ -27,6 +28,26 @@ def t_interval(x: Any, confidence: float = 0.95) -> tuple[float, float, float]:
         return m, math.nan, math.nan
     half = sps.t.ppf((1 + c) / 2, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size)
     return m, float(m - half), float(m + half)
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Proportion ``k / n`` and its exact binomial interval.
+
+    The ends are Beta quantiles: ``Beta((1-c)/2; k, n-k+1)`` and ``Beta((1+c)/2; k+1, n-k)``,
+    0 at ``k = 0`` and 1 at ``k = n``; the coverage is at least ``c`` for every true
+    proportion. Reference: Clopper & Pearson, "The use of confidence or fiducial limits
+    illustrated in the case of the binomial", Biometrika 26 (1934). Without trials the
+    proportion and both ends are NaN.
+    """
+    c = check_confidence(confidence)
+    if isinstance(k, bool) or isinstance(n, bool) or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    tail = (1 - c) / 2
+    lo = 0.0 if k == 0 else float(sps.beta.ppf(tail, k, n - k + 1))
+    hi = 1.0 if k == n else float(sps.beta.ppf(1 - tail, k + 1, n - k))
+    return k / n, lo, hi
 
 
 def summary(x: Any, confidence: float = 0.95) -> dict[str, float | int]:

@@ -119,31 +119,34 @@ def expected_cost(cell: Cell) -> float:
 
 
 def expand(cfg: SweepConfig) -> list[Cell]:
-    """The seed x agent x task grid, in report order (task, agent, seed)."""
+    """The seed x agent x task grid, in report order (task, agent, seed); an agent has
+    cells only on the tasks of the families it plays."""
     protocol = {
         "train_episodes": cfg.protocol.train_episodes,
         "eval_episodes": cfg.protocol.eval_episodes,
         "curve_points": cfg.protocol.curve_points,
+        "oc_episodes": cfg.protocol.oc_episodes,
     }
-    from clinbench.agents.registry import agent_entry
+    from clinbench.agents.registry import agent_entry, family_parameters
 
     refs = {a: cfg.agent_refs.get(a, a) for a in cfg.agents}
-    codes = {a: agent_entry(refs[a]).code for a in cfg.agents}
+    entries = {a: agent_entry(refs[a]) for a in cfg.agents}
     return [
         Cell(
-            cfg.env,
+            cfg.task_envs[task],
             task,
             agent,
             seed,
-            cfg.agent_params[agent],
+            family_parameters(entries[agent], cfg.task_envs[task], cfg.agent_params[agent]),
             cfg.env_overrides[task],
             protocol,
-            code_id(cfg.env),
+            code_id(cfg.task_envs[task]),
             refs[agent],
-            codes[agent],
+            entries[agent].code,
         )
         for task in cfg.tasks
         for agent in cfg.agents
+        if cfg.plays(agent, task)
         for seed in cfg.protocol.seeds
     ]
 
@@ -209,6 +212,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             ],
             curve=[asdict(p) for p in result.curve],
         )
+        if result.oc_metrics:
+            record["oc_metrics"] = result.oc_metrics
         record["timing"] = {
             "train_seconds": result.train_seconds,
             "eval_seconds": result.eval_seconds,

@@ -238,7 +238,7 @@ def run_sweep(
     write_json_atomic(
         cfg.results / "manifest.json",
         manifest(
-            code=code_id(cfg.env),
+            code={env: code_id(env) for env in cfg.envs},
             config_hash=config_hash(resolved),
             backend=cfg.launcher.backend,
             jobs=used_jobs,
@@ -247,6 +247,8 @@ def run_sweep(
             wall_seconds=round(outcome.wall_seconds, 3),
             grid={
                 "env": cfg.env,
+                "envs": cfg.envs,
+                "task_envs": dict(cfg.task_envs),
                 "tasks": list(cfg.tasks),
                 "agents": list(cfg.agents),
                 "seeds": list(cfg.protocol.seeds),
@@ -255,6 +257,7 @@ def run_sweep(
                 "train_episodes": cfg.protocol.train_episodes,
                 "eval_episodes": cfg.protocol.eval_episodes,
                 "curve_points": cfg.protocol.curve_points,
+                "oc_episodes": cfg.protocol.oc_episodes,
             },
             counts={
                 "total": outcome.total,

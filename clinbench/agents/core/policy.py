@@ -86,19 +86,26 @@ class SoftmaxPolicy:
     def choose(
         self, x: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None
     ) -> tuple[int, float]:
-        """Sample (``rng`` given) or take the argmax; returns (action, log prob)."""
+        """Sample (``rng`` given) or take the argmax; returns (action, log prob).
+
+        One row, so the softmax is taken over the valid entries only: the same numbers
+        as :func:`masked_log_softmax` without its per-call array and error-state work.
+        """
         z, _ = self.logits(x)
-        with np.errstate(invalid="ignore"):
-            probs, logp = masked_log_softmax(z, mask)
+        valid = np.flatnonzero(mask)
+        zv = z[valid]
+        top = zv.max()
+        shifted = zv - top
+        e = np.exp(shifted)
+        total = e.sum()
         if rng is None:
-            a = int(np.argmax(np.where(mask, z, -np.inf)))
+            j = int(np.argmax(zv))
         else:
+            probs = e / total
             cdf = np.cumsum(probs)
-            a = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
-            a = min(a, probs.size - 1)
-            while not mask[a]:  # guard against float ties at a masked boundary
-                a -= 1
-        return a, float(logp[a])
+            j = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+            j = min(j, valid.size - 1)
+        return int(valid[j]), float(shifted[j] - np.log(total))
 
 
 def grad_log_prob(fwd: Forward, actions: np.ndarray) -> np.ndarray:

@@ -45,7 +45,9 @@ class Trajectory:
 
 
 def rollout(env: Env, act: ActFn, world_seed: int, horizon: int | None = None) -> Trajectory:
-    """Play one episode of ``world_seed``; stop at day ``horizon`` if given (a cut)."""
+    """Play one episode of ``world_seed``; stop at time ``horizon`` if given (a cut).
+
+    Times are ``obs.summary()["time"]`` (days, looks: the family's unit)."""
     macros = env.macro_space
     obs, _ = env.reset(seed=world_seed)
     xs, masks, acts, logps, rewards, days, errors, infos, feats = [], [], [], [], [], [], [], [], []
@@ -55,7 +57,7 @@ def rollout(env: Env, act: ActFn, world_seed: int, horizon: int | None = None) -
         f = macros.features(obs)
         m = macros.mask(obs)
         a, lp, x = act(f, m, obs)
-        days.append(obs.timestamp)
+        days.append(summaries[-1]["time"])
         obs, r, done, _, info = env.step(macros.to_action(a, obs))
         xs.append(x)
         feats.append(f)
@@ -66,7 +68,7 @@ def rollout(env: Env, act: ActFn, world_seed: int, horizon: int | None = None) -
         errors.append(info["error"])
         infos.append(info)
         summaries.append(obs.summary())
-        if horizon is not None and obs.timestamp >= horizon:
+        if horizon is not None and summaries[-1]["time"] >= horizon:
             break
     return Trajectory(
         world_seed=world_seed,

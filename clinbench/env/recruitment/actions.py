@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
+from clinbench.env.base import coerce_action
+
 
 class ActionType(str, Enum):
     """The eight action types (names kept from the reference benchmark)."""
@@ -111,8 +113,4 @@ def parse_action_type(value: Any) -> ActionType:
 
 def as_action(action: Action | dict[str, Any]) -> Action:
     """Accept an ``Action`` or a plain dict with the same keys."""
-    if isinstance(action, Action):
-        return action
-    if isinstance(action, dict):
-        return Action.from_dict(action)
-    raise TypeError(f"an action is an Action or a dict, not {type(action).__name__}")
+    return coerce_action(action, Action)

@@ -7,22 +7,23 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from clinbench.charts.data import ChartData
-from clinbench.charts.figures import bottom_legend, panels, suptitle
+from clinbench.charts.figures import bottom_legend, columns, panels, suptitle
 from clinbench.env.registry import spec
 
 
 def enrollment_trajectories(d: ChartData, width: float) -> Figure:
     """Net enrolled by day: median and interquartile band over all evaluation episodes."""
-    ncols = len(d.tasks) if width > 5 else 1
-    fig, axes = panels(len(d.tasks), width, 2.3, ncols=ncols, sharey=False)
+    tasks = d.tasks_of("recruitment")
+    ncols = columns(len(tasks), width)
+    fig, axes = panels(len(tasks), width, 2.3, ncols=ncols, sharey=False)
     targets = {}
-    for task in d.tasks:
+    for task in tasks:
         try:
-            targets[task] = spec(f"{d.report['protocol']['env']}/{task}").params.target
+            targets[task] = spec(f"recruitment/{task}").params.target
         except KeyError:
             targets[task] = None
     n_eps = None
-    for ax, task in zip(axes, d.tasks, strict=False):
+    for ax, task in zip(axes, tasks, strict=False):
         for agent in d.agents:
             t = d.trajectories[(d.trajectories.task == task) & (d.trajectories.agent == agent)]
             if t.empty:

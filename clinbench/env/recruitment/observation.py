@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from clinbench.env.base import FromFields
 from clinbench.env.recruitment.world import VisibleWorld, patient_id, site_id
 
 # Patient states (one per patient, always exactly one).
@@ -115,7 +116,7 @@ class MemoryRecord:
 
 
 @dataclass(frozen=True, eq=False)
-class Observation:
+class Observation(FromFields):
     """One day's view. Field names follow the reference benchmark where they agree."""
 
     timestamp: int
@@ -150,14 +151,6 @@ class Observation:
     patients: (
         np.ndarray
     )  # (5, pool) int16 copy: state, last contact, recontacts left, deadline, home
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> Observation:
-        """The observation with these fields, built without the frozen dataclass's
-        per-field ``object.__setattr__`` (the simulator builds one every step)."""
-        obs = object.__new__(cls)
-        obs.__dict__.update(fields)
-        return obs
 
     # ---- scalars derived on demand -------------------------------------------------
     @property

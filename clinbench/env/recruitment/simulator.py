@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from clinbench.env.base import Env, EnvSpec
+from clinbench.env.base import Env, EnvSpec, reset_arguments
 from clinbench.env.recruitment.actions import (
     PHASES,
     Action,
@@ -140,18 +140,13 @@ class RecruitmentEnv(Env[Observation, Action]):
         ``options={"fixed_world": True}`` keeps the canonical world (seed 0) and varies
         only outcome luck.
         """
-        options = dict(options or {})
-        fixed = bool(options.pop("fixed_world", False))
-        if options:
-            raise ValueError(f"unknown reset option(s) {sorted(options)}; valid: ['fixed_world']")
+        seed, fixed = reset_arguments(seed, options)
         if seed is None:
             if self._root_seq is None:
                 self._root_seq = np.random.SeedSequence()
             seq = self._root_seq.spawn(1)[0]
         else:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-            seq = np.random.SeedSequence(int(seed))
+            seq = np.random.SeedSequence(seed)
         world_seq, outcome_seq = seq.spawn(2)
         if fixed:
             if self._canonical is None:

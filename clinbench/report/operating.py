@@ -1,0 +1,69 @@
+"""Operating characteristics: what a design does over many trials, per agent and task.
+
+An environment family declares them (``Family.operating_characteristics``): a metric of
+its episodes averaged over the episodes where a condition holds, e.g. the type-I error
+P(success claim | null drug). The report pools the operating-characteristic episodes
+(``protocol.oc_episodes`` per cell, worlds of their own) of all seeds of a (task, agent)
+and shows a proportion with its exact binomial (Clopper-Pearson) 95 %
+interval, a mean with its Student-t 95 % interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clinbench import stats
+from clinbench.env.registry import family
+from clinbench.report.results import Results
+
+
+def episode_metrics(res: Results, task: str, agent: str) -> list[dict[str, float]]:
+    """The episode metrics of ``agent`` on ``task``, all seeds pooled: its cells'
+    operating-characteristic episodes (``protocol.oc_episodes``), or, in cells without
+    them, the evaluation episodes."""
+    out: list[dict[str, float]] = []
+    for (t, a, _), record in sorted(res.records.items()):
+        if t == task and a == agent:
+            out += record.get("oc_metrics") or [e.get("metrics", {}) for e in record["episodes"]]
+    return out
+
+
+def characteristic(
+    episodes: list[dict[str, float]], metric: str, among: str, kind: str
+) -> dict[str, Any]:
+    """One characteristic over ``episodes`` (those with ``among`` == 1 if given)."""
+    values = [e[metric] for e in episodes if metric in e and (not among or e.get(among) == 1)]
+    if kind == "rate":
+        k, n = int(sum(values)), len(values)
+        value, lo, hi = stats.clopper_pearson(k, n)
+        return {"value": value, "lo": lo, "hi": hi, "k": k, "n": n, "kind": kind}
+    n = len(values)
+    if n == 0:
+        return {"value": None, "lo": None, "hi": None, "n": 0, "kind": kind}
+    value, lo, hi = stats.t_interval(np.asarray(values, dtype=float))
+    return {"value": value, "lo": lo, "hi": hi, "n": n, "kind": kind}
+
+
+def operating_characteristics(res: Results) -> dict[str, dict[str, Any]]:
+    """Per task of a family that declares them: the labels, and per agent the values."""
+    out: dict[str, dict[str, Any]] = {}
+    for task in res.tasks:
+        fam = family(res.task_env(task))
+        if not fam.operating_characteristics:
+            continue
+        rows = {}
+        for agent in res.agents:
+            episodes = episode_metrics(res, task, agent)
+            if not episodes:
+                continue
+            rows[agent] = {
+                oc.name: characteristic(episodes, oc.metric, oc.among, fam.metric(oc.metric).kind)
+                for oc in fam.operating_characteristics
+            }
+        out[task] = {
+            "labels": {oc.name: oc.label for oc in fam.operating_characteristics},
+            "agents": rows,
+        }
+    return out
