@@ -149,3 +149,20 @@ def test_aggregate_probability_of_improvement_ci_matches_hand_resample():
         for r in range(300)
     ]
     assert (lo, hi) == pytest.approx(tuple(np.quantile(reps, [0.025, 0.975])), rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 15), (1, 15), (3, 188), (57, 4000), (20, 20), (7, 9)])
+def test_clopper_pearson_equals_statsmodels(k, n):
+    from statsmodels.stats.proportion import proportion_confint
+
+    value, lo, hi = cs.clopper_pearson(k, n)
+    ref_lo, ref_hi = proportion_confint(k, n, alpha=0.05, method="beta")
+    assert value == k / n
+    assert (lo, hi) == pytest.approx((ref_lo, ref_hi), abs=1e-12)
+
+
+def test_clopper_pearson_has_no_interval_without_trials_and_refuses_bad_counts():
+    assert all(math.isnan(v) for v in cs.clopper_pearson(0, 0))
+    for k, n in ((3, 2), (-1, 5), (True, 5)):
+        with pytest.raises(ValueError):
+            cs.clopper_pearson(k, n)

@@ -184,9 +184,11 @@ def sweep_command(
 
 
 def _announce(cfg: SweepConfig) -> None:
-    n = len(cfg.tasks) * len(cfg.agents) * len(cfg.protocol.seeds)
+    pairs = sum(cfg.plays(a, t) for a in cfg.agents for t in cfg.tasks)
+    n = pairs * len(cfg.protocol.seeds)
+    every = "" if pairs == len(cfg.agents) * len(cfg.tasks) else " (each on its families' tasks)"
     err_console.print(
-        f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)} x seeds "
+        f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)}{every} x seeds "
         f"{' '.join(map(str, cfg.protocol.seeds))}; {cfg.protocol.train_episodes} training / "
         f"{cfg.protocol.eval_episodes} evaluation episodes; backend {cfg.launcher.backend}"
     )

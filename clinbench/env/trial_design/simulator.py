@@ -19,6 +19,7 @@ Bayesian safety monitoring.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -74,16 +75,16 @@ class ArmBoundary:
         return hit[0]
 
 
-def split_cohort(n: int, allocation: np.ndarray) -> np.ndarray:
+def split_cohort(n: int, allocation: Sequence[float]) -> list[int]:
     """Integer patients per arm: ``n * allocation`` rounded by largest remainder (ties to
     the earlier arm), so an arm with allocation 0 gets 0 patients."""
-    quota = n * allocation
-    counts = np.floor(quota + 1e-9).astype(np.int64)
-    left = n - int(counts.sum())
+    quota = [n * float(a) for a in allocation]
+    counts = [math.floor(q + 1e-9) for q in quota]
+    left = n - sum(counts)
     if left > 0:
-        frac = np.where(allocation > 0, quota - counts, -1.0)
-        order = np.argsort(-frac, kind="stable")
-        counts[order[:left]] += 1
+        frac = [q - c if a > 0 else -1.0 for q, c, a in zip(quota, counts, allocation, strict=True)]
+        for i in sorted(range(len(frac)), key=lambda i: -frac[i])[:left]:
+            counts[i] += 1
     return counts
 
 
@@ -271,18 +272,22 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         self._weeks += weeks
         if n == 0:
             return "waited"
+        active = self._active.tolist()
         if a.allocation[0] is None:
-            alloc = self._active / self._active.sum()
+            alloc = [on / sum(active) for on in active]
         else:
-            alloc = np.asarray(a.allocation, dtype=float) * self._active
-            alloc = alloc / alloc.sum()
-        m = np.minimum(split_cohort(n, alloc), self._max_n - self._n)
+            weights = [v * on for v, on in zip(a.allocation, active, strict=True)]
+            alloc = [v / sum(weights) for v in weights]
+        starts = self._n.tolist()
+        ms = [
+            min(c, self._max_n - k) for c, k in zip(split_cohort(n, alloc), starts, strict=True)
+        ]
+        m = np.array(ms)
         # cohort response levels: one quantile per cohort shared by the arms
         r = w.response_rate(s)
         kappa = p.kappa0 * (1.0 + p.kappa_strictness * s)
         u = w.u_cohort[min(self._cohort, w.u_cohort.size - 1)]
         rate = betaincinv(kappa * r, kappa * (1.0 - r), u).tolist()
-        ms, starts = m.tolist(), self._n.tolist()
         x, ae = [0] * N_ARMS, [0] * N_ARMS
         for i in range(N_ARMS):
             if ms[i]:
