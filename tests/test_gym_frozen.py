@@ -30,13 +30,13 @@ FROZEN = {
     "recruitment/medium_bench": "e2da98d1006e4f90666dabf3f8823e2712a1f0d6e0354539265b239431064bf4",
     "recruitment/hard_bench": "0bcb4d797f0a5662569d5206516b61e0e66cf50a3e527c64d449df3adec1921d",
     "trial_design/effective_drug": (
-        "6ac59f8eb9a4329c6ceb90879d1aeaec17cfd017c0cac92fe96cffcc5759cfed"
+        "b9c9b014699007dd0b77e24bf7c7278d8adbe0efe9a96ad275ff38f7ddabc33b"
     ),
     "trial_design/efficacy_safety": (
-        "6e7bf3f83678d0cfe225cfb6097ba6165333fd2a765736ddead2dc27e5ffed74"
+        "f5b69b1452bf4d1cc9f64e7dbc016c01bfb4135a474ff21c193ef27f72d63089"
     ),
     "trial_design/rare_disease": (
-        "1294ffbc0ed4523e6fc420979b2979324bd694e51c1a701ccb3bb78300b9f56d"
+        "8cb0698223b3dc67f60336b3d5cc5eb217dcfe19a27cf6ca1e05913d08c96e16"
     ),
 }
 STEPS = 400

@@ -386,3 +386,10 @@ def test_observations_are_immutable_json():
     with pytest.raises(dataclasses.FrozenInstanceError):
         obs.look = 7
     json.dumps(obs.to_dict(), allow_nan=False)
+
+
+def test_clinbench_run_shows_a_trial_look_by_look(invoke):
+    result = invoke("run", "--agent", "heuristic", "--task", "efficacy_safety", "--seed", "4")
+    assert result.exit_code == 0, result.output
+    assert "look" in result.stdout and "n_next_cohort=" in result.stdout
+    assert "Ended by" in result.stdout and "patients on unsafe doses" in result.stdout

@@ -17,6 +17,7 @@ from clinbench.env.trial_design.statistics import (
     information,
     obf_spending,
     per_arm_alpha,
+    predictive_probabilities,
     predictive_probability,
     prob_better,
     prob_toxic,
@@ -428,3 +429,15 @@ def test_predictive_probability_edges_and_monotonicity():
     assert np.all(np.diff(pp) > 0)
     # The estimated drift leads the B-value exactly to c: a coin flip.
     assert predictive_probability(1.96 * math.sqrt(0.4), 0.4, 1.96) == pytest.approx(0.5)
+
+
+def test_the_plain_python_predictive_probabilities_equal_the_array_function():
+    rng = np.random.default_rng(3)
+    z = rng.normal(0.0, 2.0, 5000)
+    t = np.concatenate([rng.random(4995), [0.0, 1.0, 1.0, 0.5, 1e-12]])
+    z[-3] = -1.0  # z below c at t = 1: exactly 0
+    expected = predictive_probability(z, t, 2.3940)
+    got = predictive_probabilities(z.tolist(), t.tolist(), 2.3940)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
+    assert got[-4] == 1.0 or z[-4] < 2.394 and got[-4] == 0.0
+    assert got[-5] == 0.5

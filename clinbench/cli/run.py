@@ -180,14 +180,19 @@ def shown_steps(
 
 def is_noop(step: dict[str, Any], noop: frozenset[str]) -> bool:
     """A valid action that only passes time (an invalid one is worth seeing)."""
-    return step["action"]["action_type"] in noop and step["error"] is None
+    return step["action"].get("action_type") in noop and step["error"] is None
 
 
 def describe_action(action: dict[str, Any], text_fields: frozenset[str] = frozenset()) -> str:
-    """``action_type`` followed by its arguments, e.g. ``allocate_to_site P-1003 site_A``
-    (free-text fields left out)."""
-    args = (str(v) for k, v in action.items() if k != "action_type" and k not in text_fields)
-    return " ".join([str(action["action_type"]), *args])
+    """``action_type`` followed by its arguments, e.g. ``allocate_to_site P-1003 site_A``;
+    an action without a type (a dose-finding look) as its set fields,
+    ``n_next_cohort=48 drop_arm=high`` (free-text fields left out)."""
+    if "action_type" in action:
+        args = (str(v) for k, v in action.items() if k != "action_type" and k not in text_fields)
+        return " ".join([str(action["action_type"]), *args])
+    return " ".join(
+        f"{k}={v}" for k, v in action.items() if v not in (None, False) and k not in text_fields
+    )
 
 
 def _step_table(fam: Family, steps: list[dict[str, Any]], every: int | None, title: str) -> Table:

@@ -187,11 +187,11 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
             elif self._look >= self.params.max_looks:
                 self._end("max_looks")
         self._obs = self._observe()
-        new_score = self.score_parts()["score"] if self._done else 0.0
+        parts = self.score_parts() if self._done else None
+        new_score = parts["score"] if parts else 0.0
         reward = new_score - self._score
         self._score = new_score
-        if self._done:
-            parts = self.score_parts()
+        if parts:
             info["score_parts"] = parts
             info["score"] = parts["score"]
             info["terminated_by"] = self._terminated_by
@@ -367,7 +367,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         t = np.minimum(self._mh_w / self._info_max, 1.0)
         b = self._boundary
         crossed = self._active[1:] & (z >= b) & (b < math.inf)
-        pp = st.predictive_probability(z, t, self._final_c)
+        pp = st.predictive_probabilities(z.tolist(), t.tolist(), self._final_c)
         cost1, weeks1 = self._cohort_cost(1, 0.0)
         final = (
             self._look >= p.max_looks - 1
@@ -396,7 +396,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
                 "information_fraction": tuple(t.tolist()),
                 "boundary": tuple(b.tolist()),
                 "crossed": tuple(crossed.tolist()),
-                "predictive_probability": tuple(np.atleast_1d(pp).tolist()),
+                "predictive_probability": tuple(pp),
                 "prob_toxic": tuple(self._toxic.tolist()),
                 "ae_threshold": p.ae_threshold,
                 "alpha_per_arm": self._alpha_arm,

@@ -33,6 +33,7 @@ __all__ = [
     "information",
     "obf_spending",
     "per_arm_alpha",
+    "predictive_probabilities",
     "predictive_probability",
     "prob_better",
     "prob_toxic",
@@ -300,8 +301,9 @@ class SpendingBoundary:
         self._seen = max(self._seen, t)
         if self._done or t <= self._t:
             return math.inf
-        cumulative = self.alpha if t >= 1.0 else min(float(self.spending(t, self.alpha)),
-                                                     self.alpha)
+        cumulative = (
+            self.alpha if t >= 1.0 else min(float(self.spending(t, self.alpha)), self.alpha)
+        )
         inc = cumulative - self._spent
         if not (inc >= _TINY or (t >= 1.0 and inc > 0.0)):
             return math.inf
@@ -361,8 +363,7 @@ class SpendingBoundary:
             setattr(self, name, state[name])
 
     def __repr__(self) -> str:
-        return (f"SpendingBoundary(alpha={self.alpha}, t={self._seen:.4g}, "
-                f"spent={self._spent:.4g})")
+        return f"SpendingBoundary(alpha={self.alpha}, t={self._seen:.4g}, spent={self._spent:.4g})"
 
 
 def boundaries(
@@ -386,8 +387,7 @@ def z_statistic(x_arm, n_arm, x_ctl, n_ctl):
     whose numerator vanishes wherever the statistic is undefined (an empty arm, a pooled
     rate of 0 or 1: no evidence either way), which gives 0 there.
     """
-    x_arm, n_arm, x_ctl, n_ctl = (np.asarray(v, dtype=float) for v in (x_arm, n_arm, x_ctl,
-                                                                       n_ctl))
+    x_arm, n_arm, x_ctl, n_ctl = (np.asarray(v, dtype=float) for v in (x_arm, n_arm, x_ctl, n_ctl))
     n = n_arm + n_ctl
     responders = x_arm + x_ctl
     var = n_arm * n_ctl * responders * (n - responders) / np.maximum(n, 1.0)
@@ -429,8 +429,7 @@ def prob_better(x_arm, n_arm, x_ctl, n_ctl, a0: float = 1, b0: float = 1):
     """
     if not all(_integral(v) for v in (x_arm, n_arm, x_ctl, n_ctl, a0, b0)):
         raise ValueError("prob_better's closed form needs integer counts and priors")
-    x_arm, n_arm, x_ctl, n_ctl = (np.asarray(v, dtype=float) for v in (x_arm, n_arm, x_ctl,
-                                                                       n_ctl))
+    x_arm, n_arm, x_ctl, n_ctl = (np.asarray(v, dtype=float) for v in (x_arm, n_arm, x_ctl, n_ctl))
     shape = np.broadcast_shapes(x_arm.shape, n_arm.shape, x_ctl.shape, n_ctl.shape)
     params = np.empty((4, *shape))  # Beta posteriors: arm (a, b), control (a, b)
     params[0] = x_arm + a0
@@ -462,8 +461,7 @@ def prob_toxic(ae, n, threshold, a0: float = 1, b0: float = 1):
     return _out(np.asarray(betaincc(ae + a0, n - ae + b0, np.asarray(threshold, float))))
 
 
-def safety_stop(ae, n, threshold, prob: float = 0.9, min_n: int = 10, a0: float = 1,
-                b0: float = 1):
+def safety_stop(ae, n, threshold, prob: float = 0.9, min_n: int = 10, a0: float = 1, b0: float = 1):
     """Stop an arm for toxicity: ``n >= min_n`` and ``P(rate > threshold | data) > prob``.
 
     Bayesian safety monitoring with a Beta-binomial model (Thall, Simon & Estey 1995,
@@ -495,3 +493,16 @@ def predictive_probability(z, t, c):
     sd = np.sqrt(1.0 - t)
     pp = np.where(sd > 0.0, ndtr(lead / np.maximum(sd, 1e-300)), lead >= 0.0)
     return _out(pp)
+
+
+def predictive_probabilities(z: list[float], t: list[float], c: float) -> list[float]:
+    """:func:`predictive_probability` of a few arms given as plain floats, in plain Python
+    (a look of the environment needs three: numpy's per-call cost would be most of it).
+    The same formula and edge cases, to the last bit up to ``erfc`` against ``ndtr``."""
+    out = []
+    for zi, ti in zip(z, t, strict=True):
+        ti = min(max(ti, 0.0), 1.0)
+        lead = (zi if ti > 0.0 else 0.0) - c * math.sqrt(ti)
+        sd = math.sqrt(1.0 - ti)
+        out.append(0.5 * math.erfc(-lead / sd / math.sqrt(2.0)) if sd > 0.0 else float(lead >= 0.0))
+    return out
