@@ -96,6 +96,8 @@ class SweepConfig:
     agent_envs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: selected agents left out: they play none of the selected tasks' families
     idle_agents: tuple[str, ...] = ()
+    #: ``ws://host:port`` of a ``clinbench serve`` server to play every task on ("": here)
+    remote: str = ""
 
     def env_id(self, task: str) -> str:
         return f"{self.task_envs[task]}/{task}"
@@ -279,7 +281,20 @@ def validate(cfg: DictConfig) -> SweepConfig:
         task_envs={t: task_family[t] for t in tasks},
         agent_envs={e.name: tuple(e.envs) for e in entries},
         idle_agents=tuple(e.name for e in idle),
+        remote=_remote(raw["env"].get("remote")),
     )
+
+
+def _remote(url: Any) -> str:
+    """``env.remote``: empty, or the ``ws://`` / ``wss://`` address of a served environment."""
+    if not url:
+        return ""
+    from clinbench.serve import remote_address
+
+    try:
+        return remote_address(url)
+    except ValueError as exc:
+        raise ConfigError(f"env.remote: {exc}") from None
 
 
 def _resolve_agents(refs: Any) -> list[AgentEntry]:

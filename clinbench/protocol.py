@@ -118,13 +118,25 @@ class TrainingEnv:
         return self._native.reset(seed=seed, options=options)
 
 
-def training_env_factory(env_id: str, **overrides: Any):
+def make_env(
+    env_id: str, overrides: dict[str, Any] | None = None, remote: str | None = None
+) -> Env:
+    """A cell's environment: built in this process, or the task served at ``remote``
+    (``ws://host:port`` of ``clinbench serve``; needs the ``serve`` extra)."""
+    if remote:
+        from clinbench.serve.remote import make_remote
+
+        return make_remote(remote, env_id, **(overrides or {}))
+    return make(env_id, **(overrides or {}))
+
+
+def training_env_factory(env_id: str, remote: str | None = None, **overrides: Any):
     """``make_env()`` for :meth:`LearningAgent.train`: a fresh :class:`TrainingEnv` per call."""
 
-    def make_env() -> TrainingEnv:
-        return TrainingEnv(make(env_id, **overrides))
+    def make_training_env() -> TrainingEnv:
+        return TrainingEnv(make_env(env_id, overrides, remote))
 
-    return make_env
+    return make_training_env
 
 
 class CurveEvaluator:
@@ -200,23 +212,25 @@ def run_cell(
     agent_config: dict[str, Any] | None = None,
     env_overrides: dict[str, Any] | None = None,
     agent_name: str | None = None,
+    remote: str | None = None,
 ) -> CellResult:
     """Train (learning agents) on training worlds, then evaluate on the shared worlds.
 
     ``agent_ref`` is what the registry resolves (a name or a spec string); ``agent_name``
     (default: ``agent_ref``) names the agent in results and in its random streams.
+    ``remote`` plays every episode on the task served there (same numbers).
     """
     overrides = env_overrides or {}
     agent_name = agent_name or agent_ref
     with threadpool_limits(limits=1, user_api="blas"):
-        env = make(env_id, **overrides)
+        env = make_env(env_id, overrides, remote)
         agent = make_agent(agent_ref, AgentContext.of(env), **(agent_config or {}))
         eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
         curve: list[CurvePoint] = []
         t0 = time.perf_counter()
         if agent.learning and protocol.train_episodes > 0:
             curve = agent.train(
-                training_env_factory(env_id, **overrides),
+                training_env_factory(env_id, remote, **overrides),
                 protocol.train_episodes,
                 training_stream(seed, agent_name, env_id),
                 evaluate=CurveEvaluator(
@@ -242,6 +256,8 @@ def run_cell(
                 e.metrics for e in evaluate(env, agent, agent_name, env_id, seed, oc_seeds)
             ]
         t2 = time.perf_counter()
+    if remote:
+        env.close()
     return CellResult(
         env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1, oc_metrics
     )

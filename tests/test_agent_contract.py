@@ -166,9 +166,9 @@ def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatc
     from clinbench.cli import run
 
     built: list = []
-    real = run.make
+    real = run.make_env
     monkeypatch.setattr(
-        run, "make", lambda env_id, **o: built.append(real(env_id, **o)) or built[-1]
+        run, "make_env", lambda env_id, *a, **o: built.append(real(env_id, *a, **o)) or built[-1]
     )
     result = invoke(
         "run",

@@ -29,7 +29,7 @@ GENERIC = [
     *(ROOT / "references").glob("__init__.py"),
     *(
         f
-        for layer in ("sweep", "stats", "report", "charts", "cli")
+        for layer in ("sweep", "stats", "report", "charts", "cli", "serve")
         for f in (ROOT / layer).rglob("*.py")
     ),
 ]

@@ -16,7 +16,16 @@ from clinbench.cli.argv import ClinbenchGroup
 from clinbench.cli.common import DEBUG, examples
 
 #: Command modules, in the order ``clinbench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("sweep", "report", "charts", "export", "run", "tasks", "agents")
+COMMANDS: tuple[str, ...] = (
+    "sweep",
+    "report",
+    "charts",
+    "export",
+    "run",
+    "tasks",
+    "agents",
+    "serve",
+)
 
 app = typer.Typer(
     name="clinbench",
@@ -33,6 +42,7 @@ app = typer.Typer(
         "clinbench tasks",
         "clinbench agents",
         "clinbench run --agent heuristic --task easy_bench --seed 1",
+        "clinbench serve --task recruitment/hard_bench",
     ),
 )
 

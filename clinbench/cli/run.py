@@ -27,11 +27,12 @@ from clinbench.cli.common import (
     resolve_agent,
     resolve_task,
 )
-from clinbench.env import make, spec
+from clinbench.env import spec
 from clinbench.env.family import Family
 from clinbench.env.registry import family
 from clinbench.episode import Episode, play_episode
-from clinbench.protocol import acting_seed, training_env_factory, training_stream
+from clinbench.protocol import acting_seed, make_env, training_env_factory, training_stream
+from clinbench.serve import remote_address
 
 
 def register(app: typer.Typer) -> None:
@@ -43,6 +44,7 @@ def register(app: typer.Typer) -> None:
             "clinbench run -a heuristic -t easy_bench -s 1 --fixed-world",
             "clinbench run -a heuristic -t easy_bench -s 1 --json | jq .score",
             "clinbench run --agent hcapo --task easy_bench --seed 1 --train-episodes 200",
+            "clinbench run -a heuristic -t hard_bench -s 1 --remote ws://127.0.0.1:7860",
         ),
     )(run_command)
 
@@ -88,19 +90,36 @@ def run_command(
             "(the sweep's streams for this seed); ignored by agents that do not learn.",
         ),
     ] = 0,
+    remote: Annotated[
+        str | None,
+        typer.Option(
+            "--remote",
+            metavar="URL",
+            help="Play on the task served at ws://host:port (clinbench serve; extra serve).",
+        ),
+    ] = None,
 ) -> None:
     """Play one episode of an agent on a task and show it step by step, then the score."""
     env_id = resolve_task(task)
     entry = resolve_agent(agent)
     agent_name = entry.name
-    episode = play(
-        entry.ref,
-        env_id,
-        seed,
-        fixed_world=fixed_world,
-        train_episodes=train_episodes,
-        agent_name=agent_name,
-    )
+    if remote is not None:
+        try:
+            remote = remote_address(remote)
+        except ValueError as exc:
+            fail(f"--remote: {exc}")
+    try:
+        episode = play(
+            entry.ref,
+            env_id,
+            seed,
+            fixed_world=fixed_world,
+            train_episodes=train_episodes,
+            agent_name=agent_name,
+            remote=remote,
+        )
+    except ConnectionError as exc:
+        fail(str(exc))
     if as_json:
         record = episode_record(agent_name, env_id, seed, fixed_world, episode)
         record["train_episodes"] = train_episodes
@@ -121,10 +140,11 @@ def play(
     fixed_world: bool = False,
     train_episodes: int = 0,
     agent_name: str | None = None,
+    remote: str | None = None,
 ) -> Episode:
     """Build the environment and the agent (train it if asked), then play one episode."""
     agent_name = agent_name or agent_ref
-    env = make(env_id)
+    env = make_env(env_id, remote=remote)
     try:
         agent = make_agent(agent_ref, AgentContext.of(env))
     except ValueError as exc:  # the agent does not play this environment family
@@ -134,7 +154,7 @@ def play(
     elif train_episodes:
         with err_console.status(f"training {agent_name} for {train_episodes} episodes"):
             agent.train(
-                training_env_factory(env_id),
+                training_env_factory(env_id, remote),
                 train_episodes,
                 training_stream(seed, agent_name, env_id),
             )

@@ -80,6 +80,8 @@ class Cell:
     agent_ref: str = ""
     #: a plugin's code identity (``clinbench.agents.registry.plugin_code``)
     agent_code: str = ""
+    #: ``ws://host:port`` of the server the cell's environments are played on ("": here)
+    remote: str = ""
 
     @property
     def env_id(self) -> str:
@@ -103,6 +105,8 @@ class Cell:
         }
         if self.agent_code:
             payload["agent_code"] = self.agent_code
+        if self.remote:
+            payload["remote"] = self.remote
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +147,7 @@ def expand(cfg: SweepConfig) -> list[Cell]:
             code_id(cfg.task_envs[task]),
             refs[agent],
             entries[agent].code,
+            cfg.remote,
         )
         for task in cfg.tasks
         for agent in cfg.agents
@@ -172,6 +177,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             "agent_code": cell.get("agent_code", ""),
         },
     }
+    if cell.get("remote"):
+        record["config"]["remote"] = cell["remote"]
     try:
         from clinbench.env.registry import spec
 
@@ -188,6 +195,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             cell["agent_params"],
             env_overrides=cell["env_overrides"],
             agent_name=cell["agent"],
+            remote=cell.get("remote") or None,
         )
     except KeyboardInterrupt:
         raise

@@ -1,0 +1,234 @@
+"""Exact JSON encoding of native observations and ``info`` dicts, for served environments.
+
+A served environment sends, besides the plain ``to_dict()`` rendering, the native
+observation itself so that a remote client hands agents the very object an in-process
+agent would get (same fields, same numbers, bit for bit): floats as JSON numbers (Python
+writes the shortest repr, which reads back exactly), non-finite floats, tuples, named
+tuples, enums, dataclasses, numpy scalars and arrays (base64 of their bytes) as tagged objects.
+
+:class:`ObservationEncoder` and :class:`ObservationDecoder` are per session: a field
+whose encoding equals the previous observation's is sent as ``{"$same": 1}`` and the
+decoder reuses its previous value (per-world constants, such as the pre-screen arrays,
+cross the wire once per episode).
+
+Decoding builds only named tuples and dataclasses defined under ``clinbench.env``
+(checked by name before any import), so a frame cannot make the client build anything
+else.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+#: Module prefix of the classes a frame may name.
+ALLOWED_PREFIX = "clinbench.env."
+SAME = {"$same": 1}
+
+
+class WireError(ValueError):
+    """A frame that does not decode (malformed, or naming a class it may not)."""
+
+
+def _path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def encode(x: Any) -> Any:
+    """``x`` as JSON data that :func:`decode` turns back into an equal value."""
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return x
+    if t is float:
+        return x if math.isfinite(x) else {"$f": repr(x)}
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"cannot send an array of dtype {x.dtype}")
+        data = base64.b64encode(np.ascontiguousarray(x).tobytes()).decode("ascii")
+        return {"$nd": data, "dtype": x.dtype.str, "shape": list(x.shape)}
+    if isinstance(x, np.generic):
+        return {"$np": x.dtype.str, "v": encode(x.item())}
+    if isinstance(x, tuple):
+        if hasattr(t, "_fields"):
+            return {"$nt": _path(t), "v": [encode(v) for v in x]}
+        return {"$t": [encode(v) for v in x]}
+    if t is list:
+        return [encode(v) for v in x]
+    if t is dict:
+        if not all(type(k) is str for k in x):
+            raise TypeError("only dicts with string keys can be sent")
+        return {"$d": {k: encode(v) for k, v in x.items()}}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {"$dc": _path(t), "v": {f.name: encode(getattr(x, f.name)) for f in _fields(t)}}
+    if isinstance(x, enum.Enum):
+        return {"$en": _path(t), "v": encode(x.value)}
+    raise TypeError(f"cannot send a {t.__name__}")
+
+
+def decode(x: Any) -> Any:
+    """The value :func:`encode` encoded (``WireError`` on anything malformed)."""
+    if x is None or type(x) in (bool, int, float, str):
+        return x
+    if type(x) is list:
+        return [decode(v) for v in x]
+    if type(x) is not dict or len(x) not in (1, 2, 3):
+        raise WireError(f"not an encoded value: {str(x)[:80]}")
+    try:
+        if "$f" in x:
+            value = float(x["$f"])
+            if math.isfinite(value):
+                raise WireError("'$f' is for non-finite floats")
+            return value
+        if "$nd" in x:
+            dtype = np.dtype(x["dtype"])
+            if dtype.kind not in "biuf":
+                raise WireError(f"arrays of dtype {dtype} are not sent")
+            raw = base64.b64decode(x["$nd"], validate=True)
+            return np.frombuffer(raw, dtype=dtype).reshape(x["shape"]).copy()
+        if "$np" in x:
+            dtype = np.dtype(x["$np"])
+            if dtype.kind not in "biuf":
+                raise WireError(f"scalars of dtype {dtype} are not sent")
+            return dtype.type(decode(x["v"]))
+        if "$t" in x:
+            return tuple(decode(v) for v in _list(x["$t"]))
+        if "$d" in x:
+            items = x["$d"]
+            if type(items) is not dict:
+                raise WireError("'$d' holds an object")
+            return {k: decode(v) for k, v in items.items()}
+        if "$nt" in x:
+            cls = _class(x["$nt"])
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise WireError(f"{x['$nt']} is not a named tuple")
+            return cls(*(decode(v) for v in _list(x["v"])))
+        if "$en" in x:
+            cls = _class(x["$en"])
+            if not issubclass(cls, enum.Enum):
+                raise WireError(f"{x['$en']} is not an enum")
+            return cls(decode(x["v"]))
+        if "$dc" in x:
+            cls = _class(x["$dc"])
+            if not dataclasses.is_dataclass(cls):
+                raise WireError(f"{x['$dc']} is not a dataclass")
+            values = x["v"]
+            names = [f.name for f in _fields(cls)]
+            if type(values) is not dict or sorted(values) != sorted(names):
+                raise WireError(f"fields of {x['$dc']} must be exactly {names}")
+            return _build(cls, {k: decode(values[k]) for k in names})
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise WireError(f"malformed value ({e})") from None
+    raise WireError(f"unknown tag in {sorted(x)}")
+
+
+def _list(v: Any) -> list:
+    if type(v) is not list:
+        raise WireError("expected a list")
+    return v
+
+
+def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
+    return dataclasses.fields(cls)
+
+
+def _class(path: Any) -> type:
+    """The class ``module:qualname``, only under :data:`ALLOWED_PREFIX`."""
+    if type(path) is not str or ":" not in path:
+        raise WireError(f"bad class path {path!r}")
+    module, _, name = path.partition(":")
+    if not module.startswith(ALLOWED_PREFIX) or not all(
+        part.isidentifier() for part in (*module.split("."), *name.split("."))
+    ):
+        raise WireError(f"class {path!r} may not be sent")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise WireError(f"no class {path!r}") from None
+    if not isinstance(obj, type):
+        raise WireError(f"{path!r} is not a class")
+    return obj
+
+
+def _build(cls: type, values: dict[str, Any]) -> Any:
+    """An instance with exactly these field values, as the simulator builds it
+    (frozen dataclasses without running ``__init__`` / ``__post_init__``)."""
+    obj = object.__new__(cls)
+    if hasattr(obj, "__dict__"):
+        obj.__dict__.update(values)
+    else:  # slots
+        for k, v in values.items():
+            object.__setattr__(obj, k, v)
+    return obj
+
+
+class ObservationEncoder:
+    """Encodes one session's observations, each field sent only when it changed."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, Any] = {}
+        self._type: type | None = None
+
+    def reset(self) -> None:
+        self._last, self._type = {}, None
+
+    def __call__(self, obs: Any) -> dict[str, Any]:
+        cls = type(obs)
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"observations must be dataclasses, not {cls.__name__}")
+        if cls is not self._type:
+            self.reset()
+            self._type = cls
+        out: dict[str, Any] = {}
+        for f in _fields(cls):
+            enc = encode(getattr(obs, f.name))
+            if self._last.get(f.name, SAME) == enc:
+                out[f.name] = SAME
+            else:
+                out[f.name] = enc
+                self._last[f.name] = enc
+        return {"type": _path(cls), "fields": out}
+
+
+class ObservationDecoder:
+    """Decodes what an :class:`ObservationEncoder` sent, reusing unchanged fields."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, Any] = {}
+        self._type: type | None = None
+
+    def reset(self) -> None:
+        self._last, self._type = {}, None
+
+    def __call__(self, frame: Any) -> Any:
+        if type(frame) is not dict or set(frame) != {"type", "fields"}:
+            raise WireError("a native observation has 'type' and 'fields'")
+        cls = _class(frame["type"])
+        if not dataclasses.is_dataclass(cls):
+            raise WireError(f"{frame['type']} is not a dataclass")
+        if cls is not self._type:
+            self.reset()
+            self._type = cls
+        sent = frame["fields"]
+        names = [f.name for f in _fields(cls)]
+        if type(sent) is not dict or sorted(sent) != sorted(names):
+            raise WireError(f"fields of {frame['type']} must be exactly {names}")
+        values = {}
+        for name in names:
+            enc = sent[name]
+            if enc == SAME:
+                if name not in self._last:
+                    raise WireError(f"field {name!r} sent as unchanged before it was sent")
+                values[name] = self._last[name]
+            else:
+                values[name] = self._last[name] = decode(enc)
+        return _build(cls, values)
