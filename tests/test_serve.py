@@ -316,7 +316,7 @@ def test_malformed_frames_never_stop_the_server(served):
 
 @needs_serve
 def test_the_session_cap_answers_capacity_reached_and_idle_sessions_are_closed():
-    from openenv.core.generic_client import GenericEnvClient
+    from websockets.sync.client import connect
 
     from clinbench.serve.app import serve_in_thread
 
@@ -325,10 +325,9 @@ def test_the_session_cap_answers_capacity_reached_and_idle_sessions_are_closed()
         a, b = client(url), client(url)
         a.reset(seed=1)
         b.reset(seed=2)
-        third = GenericEnvClient(base_url=url, message_timeout_s=10).connect()
-        with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
-            third.reset(seed=3)
-        third.close()
+        with connect(url + "/ws", open_timeout=10) as third:  # refused at once, then closed
+            reply = json.loads(third.recv(timeout=10))
+        assert reply["type"] == "error" and reply["data"]["code"] == "CAPACITY_REACHED"
         time.sleep(2.5)  # both sessions fall idle and are closed
         fresh = client(url)
         assert fresh.reset(seed=4).observation["observation"]["look"] == 0

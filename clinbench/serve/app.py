@@ -5,7 +5,8 @@ session (``/ws``), at most ``max_sessions`` of them. The wire protocol is OpenEn
 
 - ``{"type": "reset", "data": {"seed": 7, "task": "recruitment/easy_bench"}}`` starts an
   episode (``task`` defaults to the served one; ``overrides`` replaces task parameters,
-  ``options`` is the native ``reset`` options);
+  ``options`` is the native ``reset`` options; ``"to_dict": false`` leaves the plain
+  rendering out of the episode's answers, for clients that read ``native``);
 - ``{"type": "step", "data": {...}}`` plays one action: the family's native action
   fields (``{"action_type": "screen_patient", "patient_id": "P-3"}``) or a macro-action
   index (``{"macro": 0}``);
@@ -48,7 +49,7 @@ DEFAULT_MAX_SESSIONS = 64
 DEFAULT_IDLE_TIMEOUT = 300.0
 #: Largest WebSocket message the server accepts (bytes); actions are far smaller.
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
-RESET_KEYS = ("seed", "episode_id", "task", "overrides", "options")
+RESET_KEYS = ("seed", "episode_id", "task", "overrides", "options", "to_dict")
 
 
 class ClinbenchAction(Action):
@@ -99,6 +100,7 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
         self._obs: Any = None
         self._done = True
         self._encode = ObservationEncoder()
+        self._to_dict = True
         self._state = ClinbenchState(task=task)
 
     def reset(
@@ -121,6 +123,7 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
             env = self._envs[key] = make(task, **overrides)
         obs, info = env.reset(seed=seed, options=kwargs.get("options"))
         self._env, self._obs, self._done = env, obs, False
+        self._to_dict = kwargs.get("to_dict", True) is not False
         self._encode.reset()
         self._state = ClinbenchState(episode_id=episode_id, task=task, seed=seed, done=False)
         return self._answer(obs, None, False, info)
@@ -147,6 +150,18 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
         self._state.done = self._done
         return self._answer(obs, float(reward), self._done, info)
 
+    # The simulators take well under a millisecond a step: run them on the event loop
+    # rather than hopping to OpenEnv's per-session worker thread and back.
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> ClinbenchObservation:
+        return self.reset(seed=seed, episode_id=episode_id, **kwargs)
+
+    async def step_async(
+        self, action: ClinbenchAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> ClinbenchObservation:
+        return self.step(action, timeout_s=timeout_s, **kwargs)
+
     @property
     def state(self) -> ClinbenchState:
         return self._state
@@ -158,7 +173,7 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
             reward=reward,
             metadata={},
             task=self._state.task,
-            observation=obs.to_dict(),
+            observation=obs.to_dict() if self._to_dict else {},
             action_mask=macros.mask(obs).astype(int).tolist(),
             features=macros.features(obs).tolist(),
             error=info.get("error"),
@@ -207,6 +222,8 @@ class SessionGuard:
             await self.app(scope, receive, send)
             return
 
+        idle = {"closed": False}
+
         async def guarded_receive() -> dict:
             while True:
                 try:
@@ -215,12 +232,17 @@ class SessionGuard:
                     else:
                         message = await receive()
                 except TimeoutError:
+                    idle["closed"] = True
                     return {"type": "websocket.disconnect", "code": 1001}
                 if message["type"] != "websocket.receive" or _is_object(message.get("text")):
                     return message
                 await send({"type": "websocket.send", "text": _INVALID_MESSAGE})
 
-        await self.app(scope, guarded_receive, send)
+        try:
+            await self.app(scope, guarded_receive, send)
+        except Exception:
+            if not idle["closed"]:  # OpenEnv's goodbye to a session closed for idling
+                raise
 
 
 _INVALID_MESSAGE = json.dumps(

@@ -66,7 +66,7 @@ class RemoteEnv(Env):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        data: dict[str, Any] = {"seed": seed, "task": self.task}
+        data: dict[str, Any] = {"seed": seed, "task": self.task, "to_dict": False}
         if self.overrides:
             data["overrides"] = self.overrides
         if options:

@@ -9,7 +9,8 @@ tuples, enums, dataclasses, numpy scalars and arrays (base64 of their bytes) as 
 :class:`ObservationEncoder` and :class:`ObservationDecoder` are per session: a field
 whose encoding equals the previous observation's is sent as ``{"$same": 1}`` and the
 decoder reuses its previous value (per-world constants, such as the pre-screen arrays,
-cross the wire once per episode).
+cross the wire once per episode); an integer array of which few entries changed is sent
+as those entries (``$delta``: flat indices and values).
 
 Decoding builds only named tuples and dataclasses defined under ``clinbench.env``
 (checked by name before any import), so a frame cannot make the client build anything
@@ -172,14 +173,21 @@ def _build(cls: type, values: dict[str, Any]) -> Any:
 
 
 class ObservationEncoder:
-    """Encodes one session's observations, each field sent only when it changed."""
+    """Encodes one session's observations, each field sent only when it changed.
+
+    Observations are immutable, so a field holding the very object of the previous
+    observation (the simulator hands out the same tuple until it changes) is unchanged
+    without encoding it again; arrays, which numpy lets anyone write to, are always
+    encoded and compared.
+    """
 
     def __init__(self) -> None:
         self._last: dict[str, Any] = {}
+        self._objects: dict[str, Any] = {}
         self._type: type | None = None
 
     def reset(self) -> None:
-        self._last, self._type = {}, None
+        self._last, self._objects, self._type = {}, {}, None
 
     def __call__(self, obs: Any) -> dict[str, Any]:
         cls = type(obs)
@@ -189,14 +197,56 @@ class ObservationEncoder:
             self.reset()
             self._type = cls
         out: dict[str, Any] = {}
+        objects = self._objects
         for f in _fields(cls):
-            enc = encode(getattr(obs, f.name))
+            value = getattr(obs, f.name)
+            if f.name in objects and objects[f.name] is value and type(value) is not np.ndarray:
+                out[f.name] = SAME
+                continue
+            if type(value) is np.ndarray:  # compared with a copy of what was sent
+                last = objects.get(f.name)
+                objects[f.name] = value.copy()
+                out[f.name] = encode(value) if last is None else _array_change(last, value)
+                continue
+            objects[f.name] = value  # kept alive, so its identity is not reused
+            enc = encode(value)
             if self._last.get(f.name, SAME) == enc:
                 out[f.name] = SAME
             else:
                 out[f.name] = enc
                 self._last[f.name] = enc
         return {"type": _path(cls), "fields": out}
+
+
+def _array_change(last: np.ndarray, value: np.ndarray) -> Any:
+    """``value`` as a change of ``last``: unchanged, the entries that changed (when few
+    did), or the whole array."""
+    if last.shape != value.shape or last.dtype != value.dtype or value.dtype.kind not in "biu":
+        return encode(value)
+    changed = np.flatnonzero(last.ravel() != value.ravel())
+    if changed.size == 0:
+        return SAME
+    if changed.size * 4 > value.size:
+        return encode(value)
+    return {
+        "$delta": base64.b64encode(changed.astype("<i4").tobytes()).decode("ascii"),
+        "v": encode(value.ravel()[changed]),
+    }
+
+
+def _apply_change(last: Any, change: dict[str, Any]) -> np.ndarray:
+    if type(last) is not np.ndarray:
+        raise WireError("an array change needs the array it changes")
+    try:
+        idx = np.frombuffer(base64.b64decode(change["$delta"], validate=True), dtype="<i4")
+        values = decode(change["v"])
+        out = last.copy()
+        out.ravel()[idx] = values  # ravel of a fresh C-contiguous copy is a view
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise WireError(f"malformed array change ({e})") from None
+    return out
 
 
 class ObservationDecoder:
@@ -229,6 +279,8 @@ class ObservationDecoder:
                 if name not in self._last:
                     raise WireError(f"field {name!r} sent as unchanged before it was sent")
                 values[name] = self._last[name]
+            elif type(enc) is dict and "$delta" in enc:
+                values[name] = self._last[name] = _apply_change(self._last.get(name), enc)
             else:
                 values[name] = self._last[name] = decode(enc)
         return _build(cls, values)
