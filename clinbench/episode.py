@@ -25,6 +25,9 @@ class Episode:
     #: an early stop hold the value at the stop (the last entry is the final value)
     progress_by_time: list[float] = field(default_factory=list)
     steps_log: list[dict[str, Any]] = field(default_factory=list)
+    #: what the agent reports about its own episode (``agent.episode_stats()``, if it
+    #: has one: an LLM agent's calls, repairs, fallbacks, tokens, latency); else empty
+    agent_stats: dict[str, float] = field(default_factory=dict)
 
 
 def play_episode(
@@ -76,6 +79,7 @@ def play_episode(
         metrics={m.name: info[m.name] for m in family(env.spec.env).episode_metrics},
         progress_by_time=_dense(progress),
         steps_log=log,
+        agent_stats=dict(agent.episode_stats()) if hasattr(agent, "episode_stats") else {},
     )
 
 

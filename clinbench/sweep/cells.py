@@ -215,6 +215,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
                     "score_parts": e.score_parts,
                     "metrics": e.metrics,
                     "progress_by_time": e.progress_by_time,
+                    **({"agent_stats": e.agent_stats} if e.agent_stats else {}),
                 }
                 for seed, e in zip(result.eval_seeds, result.episodes, strict=True)
             ],
