@@ -227,8 +227,12 @@ def _distribution_of(module: str) -> str:
 def plugin_code(cls: type[Agent]) -> str:
     """The code identity of an agent class (built-ins: only the libraries they require)."""
     required = " ".join(f"{d}=={metadata.version(d)}" for d in getattr(cls, "requires", ()))
-    if cls.__module__.split(".")[0] == "clinbench":
-        return required  # clinbench's own sources are in the cell code (sweep.cells.code_id)
+    if cls.__module__.startswith(("clinbench.agents.", "clinbench.env.")):
+        return required  # these sources are in the cell code (sweep.cells.code_id)
+    if cls.__module__.split(".")[0] == "clinbench":  # e.g. clinbench.llm: its own package
+        folder = Path(inspect.getfile(cls)).resolve().parent
+        source = _digest(sorted(folder.glob("*.py")), folder)
+        return " ".join(p for p in (f"source {source}", required) if p)
     parts = [_distribution_of(cls.__module__), source_digest(cls), required]
     return " ".join(p for p in parts if p)
 

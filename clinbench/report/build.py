@@ -34,6 +34,7 @@ import numpy as np
 from clinbench import stats
 from clinbench.env.registry import family as env_family
 from clinbench.references import FORMULA
+from clinbench.report.agent_stats import agent_stats, nondeterministic_agents
 from clinbench.report.aggregate import FAMILY, build_aggregate
 from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
@@ -278,6 +279,8 @@ def build_report(
         "families": families,
         "ranking": rank,
         "operating_characteristics": operating_characteristics(res),
+        "agent_stats": agent_stats(res),
+        "nondeterministic": nondeterministic_agents(res),
         "power": power(
             len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes
         ),

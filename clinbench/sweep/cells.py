@@ -179,6 +179,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     }
     if cell.get("remote"):
         record["config"]["remote"] = cell["remote"]
+    if not _deterministic(cell):
+        record["config"]["deterministic"] = False  # replies of an outside endpoint
     try:
         from clinbench.env.registry import spec
 
@@ -232,6 +234,17 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     if (capability := torch_capability()) is not None:
         record["torch_capability"] = capability
     return record
+
+
+def _deterministic(cell: dict[str, Any]) -> bool:
+    """False for an agent that declares ``deterministic = False`` (an outside model)."""
+    from clinbench.agents.registry import AgentLoadError, agent_entry
+
+    try:
+        factory = agent_entry(cell.get("agent_ref") or cell["agent"]).factory
+    except AgentLoadError:  # fails below, in run_cell
+        return True
+    return getattr(factory, "deterministic", True) is not False
 
 
 def _check_agent_code(cell: dict[str, Any]) -> None:
