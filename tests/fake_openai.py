@@ -17,6 +17,13 @@ import time
 from typing import Any
 
 
+def first_id(records: Any) -> str:
+    """The first record's id, from a list of records or a compact table of them."""
+    if isinstance(records, dict):
+        return records["rows"][0][records["columns"].index("id")]
+    return records[0]["id"]
+
+
 def scripted(state: dict[str, Any]) -> dict[str, Any]:
     """The scripted policy, on a compact state (empty lists and nulls dropped)."""
     if "look" in state:  # dose finding: three cohorts, then stop for futility
@@ -24,9 +31,10 @@ def scripted(state: dict[str, Any]) -> dict[str, Any]:
             return {"n_next_cohort": 30}
         return {"stop_for_futility": True}
     if state.get("available_patients"):
-        return {"action_type": "screen_patient", "patient_id": state["available_patients"][0]["id"]}
+        patient = first_id(state["available_patients"])
+        return {"action_type": "screen_patient", "patient_id": patient}
     if state.get("recontact_candidates"):
-        return {"action_type": "recontact", "patient_id": state["recontact_candidates"][0]["id"]}
+        return {"action_type": "recontact", "patient_id": first_id(state["recontact_candidates"])}
     return {"action_type": "plan_next_phase", "target_phase": "screening"}
 
 

@@ -43,9 +43,7 @@ def tool_specs(cls: type) -> tuple[dict[str, Any], ...]:
     args = [f for f in fields if f.name != TYPE_FIELD]
     properties = {}
     for f in args:
-        schema = pydantic.TypeAdapter(hints[f.name]).json_schema()
-        schema.pop("title", None)
-        properties[f.name] = schema
+        properties[f.name] = _field_schema(hints[f.name])
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         names = [str(v.value) for v in kind]
     else:
@@ -62,6 +60,17 @@ def tool_specs(cls: type) -> tuple[dict[str, Any], ...]:
         }
         for name in names
     )
+
+
+def _field_schema(hint: Any) -> dict[str, Any]:
+    """A field's JSON schema; ``X | None`` as ``X`` (every argument is optional anyway)."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if type(None) in typing.get_args(hint) and len(args) == 1:
+        hint = args[0]
+    schema = pydantic.TypeAdapter(hint).json_schema()
+    for key in ("title", "default"):
+        schema.pop(key, None)
+    return schema
 
 
 def tool_names(cls: type) -> list[str]:
