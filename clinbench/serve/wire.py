@@ -41,8 +41,42 @@ def _path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def encode(x: Any) -> Any:
-    """``x`` as JSON data that :func:`decode` turns back into an equal value."""
+def encode(x: Any, memo: Memo | None = None) -> Any:
+    """``x`` as JSON data that :func:`decode` turns back into an equal value.
+
+    ``memo`` reuses the encoding of immutable containers (tuples, frozen dataclasses)
+    seen in the previous observation: the simulators hand out the same objects for what
+    did not change (a site's view, an event), so most of an observation is looked up.
+    """
+    t = type(x)
+    if memo is not None and (isinstance(x, tuple) or _frozen_dataclass(t)):
+        hit = memo.old.get(id(x))
+        if hit is not None and hit[0] is x:
+            memo.new[id(x)] = hit
+            return hit[1]
+        enc = _encode(x, memo)
+        memo.new[id(x)] = (x, enc)
+        return enc
+    return _encode(x, memo)
+
+
+def _frozen_dataclass(t: type) -> bool:
+    params = getattr(t, "__dataclass_params__", None)
+    return params is not None and params.frozen
+
+
+class Memo:
+    """Encodings of the previous observation's containers (and of this one's, next)."""
+
+    def __init__(self) -> None:
+        self.old: dict[int, tuple[Any, Any]] = {}
+        self.new: dict[int, tuple[Any, Any]] = {}
+
+    def turn(self) -> None:
+        self.old, self.new = self.new, {}
+
+
+def _encode(x: Any, memo: Memo | None) -> Any:
     t = type(x)
     if x is None or t is bool or t is int or t is str:
         return x
@@ -54,21 +88,22 @@ def encode(x: Any) -> Any:
         data = base64.b64encode(np.ascontiguousarray(x).tobytes()).decode("ascii")
         return {"$nd": data, "dtype": x.dtype.str, "shape": list(x.shape)}
     if isinstance(x, np.generic):
-        return {"$np": x.dtype.str, "v": encode(x.item())}
+        return {"$np": x.dtype.str, "v": encode(x.item(), memo)}
     if isinstance(x, tuple):
         if hasattr(t, "_fields"):
-            return {"$nt": _path(t), "v": [encode(v) for v in x]}
-        return {"$t": [encode(v) for v in x]}
+            return {"$nt": _path(t), "v": [encode(v, memo) for v in x]}
+        return {"$t": [encode(v, memo) for v in x]}
     if t is list:
-        return [encode(v) for v in x]
+        return [encode(v, memo) for v in x]
     if t is dict:
         if not all(type(k) is str for k in x):
             raise TypeError("only dicts with string keys can be sent")
-        return {"$d": {k: encode(v) for k, v in x.items()}}
+        return {"$d": {k: encode(v, memo) for k, v in x.items()}}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {"$dc": _path(t), "v": {f.name: encode(getattr(x, f.name)) for f in _fields(t)}}
+        values = {f.name: encode(getattr(x, f.name), memo) for f in _fields(t)}
+        return {"$dc": _path(t), "v": values}
     if isinstance(x, enum.Enum):
-        return {"$en": _path(t), "v": encode(x.value)}
+        return {"$en": _path(t), "v": encode(x.value, memo)}
     raise TypeError(f"cannot send a {t.__name__}")
 
 
@@ -185,9 +220,10 @@ class ObservationEncoder:
         self._last: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
         self._type: type | None = None
+        self._memo = Memo()
 
     def reset(self) -> None:
-        self._last, self._objects, self._type = {}, {}, None
+        self._last, self._objects, self._type, self._memo = {}, {}, None, Memo()
 
     def __call__(self, obs: Any) -> dict[str, Any]:
         cls = type(obs)
@@ -209,12 +245,13 @@ class ObservationEncoder:
                 out[f.name] = encode(value) if last is None else _array_change(last, value)
                 continue
             objects[f.name] = value  # kept alive, so its identity is not reused
-            enc = encode(value)
+            enc = encode(value, self._memo)
             if self._last.get(f.name, SAME) == enc:
                 out[f.name] = SAME
             else:
                 out[f.name] = enc
                 self._last[f.name] = enc
+        self._memo.turn()
         return {"type": _path(cls), "fields": out}
 
 
