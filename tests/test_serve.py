@@ -453,3 +453,13 @@ def test_serve_help_and_missing_extra(monkeypatch):
     assert r.exit_code == 2 and 'pip install -e ".[serve]"' in r.output
     r = runner.invoke(app, ["serve", "--task", "nope"])
     assert r.exit_code == 2 and "hard_bench" in r.output
+
+
+@needs_serve
+def test_a_server_of_another_task_version_is_refused(served, monkeypatch):
+    from clinbench.serve import remote
+
+    monkeypatch.setattr(remote, "remote_task_version", lambda url, task: 99)
+    env = remote.RemoteEnv(served, HARD)
+    with pytest.raises(ValueError, match="version 99"):
+        env.reset(seed=1)

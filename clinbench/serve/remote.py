@@ -58,6 +58,7 @@ class RemoteEnv(Env):
         self._episode: dict[str, Any] | None = None
         self._played: list[dict[str, Any]] = []
         self.reconnects = 0
+        self._version_checked = False
 
     def __repr__(self) -> str:
         return f"RemoteEnv({self.url!r}, {self.task!r})"
@@ -100,6 +101,9 @@ class RemoteEnv(Env):
     def _connect(self) -> Any:
         from openenv.core.generic_client import GenericEnvClient
 
+        if not self._version_checked:
+            check_version(self.url, self.task)
+            self._version_checked = True
         client = GenericEnvClient(
             base_url=self.url, connect_timeout_s=self.timeout, message_timeout_s=self.timeout
         )
@@ -122,23 +126,14 @@ class RemoteEnv(Env):
                 return result
             except RuntimeError as e:  # the server answered with a protocol error
                 raise ValueError(str(e).removeprefix("Server error: ")) from None
-            except (OSError, TimeoutError, EOFError) as e:
-                self._drop()
-                attempt += 1
-                if attempt > self.retries:
-                    raise RemoteEnvError(
-                        f"{self.url} ({self.task}): no answer after {self.retries} retries: {e}"
-                    ) from e
-                self.reconnects += 1
-                time.sleep(self.backoff * attempt)
-            except Exception as e:  # websockets' ConnectionClosed and similar
-                if type(e).__module__.split(".")[0] != "websockets":
+            except Exception as e:
+                if not _network_error(e):
                     raise
                 self._drop()
                 attempt += 1
                 if attempt > self.retries:
                     raise RemoteEnvError(
-                        f"{self.url} ({self.task}): connection lost {self.retries + 1} times: {e}"
+                        f"{self.url} ({self.task}): no answer after {self.retries} retries: {e}"
                     ) from e
                 self.reconnects += 1
                 time.sleep(self.backoff * attempt)
@@ -164,6 +159,13 @@ class RemoteEnv(Env):
         info = decode(data["info"])
         reward = 0.0 if result.reward is None else float(result.reward)
         return obs, reward, bool(result.done), info
+
+
+def _network_error(e: BaseException) -> bool:
+    """A failure of the connection (retried), not of the request (raised)."""
+    return isinstance(e, (OSError, TimeoutError, EOFError)) or type(e).__module__.startswith(
+        "websockets"
+    )
 
 
 def remote_task_version(url: str, task: str) -> int:
