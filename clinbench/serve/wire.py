@@ -90,11 +90,12 @@ def _encode(x: Any, memo: Memo | None) -> Any:
     if isinstance(x, np.generic):
         return {"$np": x.dtype.str, "v": encode(x.item(), memo)}
     if isinstance(x, tuple):
+        values = _plain(x) or [encode(v, memo) for v in x]
         if hasattr(t, "_fields"):
-            return {"$nt": _path(t), "v": [encode(v, memo) for v in x]}
-        return {"$t": [encode(v, memo) for v in x]}
+            return {"$nt": _path(t), "v": values}
+        return {"$t": values}
     if t is list:
-        return [encode(v, memo) for v in x]
+        return _plain(x) or [encode(v, memo) for v in x]
     if t is dict:
         if not all(type(k) is str for k in x):
             raise TypeError("only dicts with string keys can be sent")
@@ -105,6 +106,20 @@ def _encode(x: Any, memo: Memo | None) -> Any:
     if isinstance(x, enum.Enum):
         return {"$en": _path(t), "v": encode(x.value, memo)}
     raise TypeError(f"cannot send a {t.__name__}")
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _plain(items: tuple | list) -> list | None:
+    """The items as they are, if they are all JSON scalars that encode as themselves
+    (the common flat record: one pass, no recursion); else None."""
+    scalars = _SCALARS
+    for v in items:
+        t = type(v)
+        if t not in scalars and not (t is float and math.isfinite(v)):
+            return None
+    return list(items) if items else None
 
 
 def decode(x: Any) -> Any:
