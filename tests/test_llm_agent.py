@@ -243,3 +243,21 @@ def test_bad_modes_and_fallbacks_are_refused(endpoint):
     with pytest.raises(ValueError, match="fallback"):
         llm(EASY, endpoint, fallback={"recruitment": "nap"})
     assert np.isfinite(llm(EASY, endpoint).fallback)
+
+
+def test_unusual_reply_shapes_are_parsed_or_repaired():
+    from types import SimpleNamespace as NS
+
+    from clinbench.llm.agent import BadReply, LLMAgent
+
+    agent = LLMAgent(AgentContext.of(make(TRIAL)), base_url="https://user:sk-x@example.org:8443/v1")
+    assert agent._host() == "example.org:8443"
+    call = NS(function=NS(name="trial_action", arguments={"n_next_cohort": 20}))
+    reply = NS(choices=[NS(message=NS(tool_calls=[call], content=None))])
+    assert agent._parse(reply).n_next_cohort == 20  # arguments already an object
+    agent.mode = "json"
+    parts = NS(choices=[NS(message=NS(content=[{"type": "text", "text": '{"n_next_cohort": 9}'}]))])
+    assert agent._parse(parts).n_next_cohort == 9  # content as a list of text parts
+    for content in ("[" * 5000, "{}x", 5):
+        with pytest.raises(BadReply):
+            agent._parse(NS(choices=[NS(message=NS(content=content))]))

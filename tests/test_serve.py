@@ -110,9 +110,12 @@ def test_malformed_or_foreign_frames_are_refused(frame):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: (
-    st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3)
-)))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3),
+    )
+)
 def test_decode_of_arbitrary_json_returns_or_raises_wire_error(data):
     try:
         decode(data)
@@ -463,3 +466,53 @@ def test_a_server_of_another_task_version_is_refused(served, monkeypatch):
     env = remote.RemoteEnv(served, HARD)
     with pytest.raises(ValueError, match="version 99"):
         env.reset(seed=1)
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [(-0.0, 0.0), (0.0, -0.0), (1, 1.0), (1, True), (None, np.arange(3)), (np.arange(3), None)],
+)
+def test_a_changed_field_is_never_sent_as_unchanged(first, second):
+    @dataclasses.dataclass(frozen=True)
+    class Obs:
+        value: object
+
+    enc, dec = ObservationEncoder(), ObservationDecoder()
+    for value in (first, second, first):
+        frame = json.loads(json.dumps(enc(Obs(value))))
+        frame["type"] = "clinbench.env.base:EnvSpec"  # decodable stand-in with one field
+        frame["fields"] = {
+            "env": frame["fields"]["value"],
+            "task": "t",
+            "version": 1,
+            "params": None,
+            "description": "",
+        }
+        got = dec(frame).env
+        assert same(got, value) or (isinstance(value, np.ndarray) and np.array_equal(got, value))
+
+
+def test_decoded_arrays_are_read_only():
+    env = make(HARD)
+    obs, _ = env.reset(seed=1)
+    back = ObservationDecoder()(json.loads(json.dumps(ObservationEncoder()(obs))))
+    with pytest.raises(ValueError):
+        back.patients[0, 0] = 5
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"$np": "<i1", "v": 300},
+        {"$np": "<f8", "v": [1, 2]},
+        {"$nt": "clinbench.env.checker:dataclasses.Field", "v": []},
+    ],
+)
+def test_overflow_and_reached_classes_are_wire_errors(frame):
+    with pytest.raises(WireError):
+        decode(frame)
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(WireError):
+        decode(deep)

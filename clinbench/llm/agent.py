@@ -260,27 +260,32 @@ class LLMAgent(Agent):
             if not calls:
                 raise BadReply("no tool was called")
             call = calls[0].function
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError as e:
+            arguments = call.arguments or "{}"
+            try:  # some endpoints send the arguments as an object already
+                arguments = arguments if isinstance(arguments, dict) else json.loads(arguments)
+            except (TypeError, ValueError, RecursionError) as e:
                 raise BadReply(f"the arguments are not JSON ({e})") from None
             try:
-                return action_from_call(self.action_type, call.name, arguments)
-            except ValueError as e:
+                return action_from_call(self.action_type, str(call.name), arguments)
+            except (TypeError, ValueError) as e:
                 raise BadReply(str(e)) from None
-        text = message.content or ""
+        text = _text(message.content)
         fenced = _FENCE.match(text)
         try:
             data = json.loads(fenced.group(1) if fenced else text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise BadReply("the reply is not a JSON object") from None
         try:
             return parse_action(self.action_type, data)
-        except ValueError as e:
+        except (TypeError, ValueError) as e:
             raise BadReply(str(e)) from None
 
     def _host(self) -> str:
-        return urlsplit(self.base_url).netloc or "the default endpoint"
+        """Host and port of the endpoint (never credentials written into the URL)."""
+        parts = urlsplit(self.base_url)
+        if not parts.hostname:
+            return "the default endpoint"
+        return parts.hostname + (f":{parts.port}" if parts.port else "")
 
     def _log(self, kind: str, attempt: int, latency: float, reply: Any, error: str | None) -> None:
         if not self.call_log:
@@ -312,3 +317,14 @@ def _message(reply: Any) -> Any:
         return reply.choices[0].message.model_dump()
     except (AttributeError, IndexError, TypeError):
         return None if reply is None else str(reply)
+
+
+def _part_text(part: Any) -> Any:
+    return part.get("text", "") if isinstance(part, dict) else getattr(part, "text", "")
+
+
+def _text(content: Any) -> str:
+    """A reply's content as text (some endpoints send a list of text parts)."""
+    if isinstance(content, list):
+        return "".join(str(_part_text(p)) for p in content)
+    return content if isinstance(content, str) else ""

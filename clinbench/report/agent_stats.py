@@ -27,13 +27,17 @@ def agent_stats(res: Results) -> dict[str, dict[str, Any]]:
         for e in episodes:
             for name, value in e.items():
                 row["totals"][name] = row["totals"].get(name, 0) + value
-    for rows in out.values():
+    for task, rows in out.items():
+        names = list(dict.fromkeys(n for row in rows.values() for n in row["totals"]))
         for row in rows.values():
-            n = row["episodes"]
+            n, totals = row["episodes"], row.pop("totals")
             row["stats"] = {
-                name: {"total": total, "per_episode": total / n}
-                for name, total in row.pop("totals").items()
+                name: {"total": totals[name], "per_episode": totals[name] / n}
+                if name in totals
+                else None
+                for name in names
             }
+        out[task] = rows
     return out
 
 

@@ -162,13 +162,9 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
         self._state.done = self._done
         return self._answer(obs, float(reward), self._done, info)
 
-    # The simulators take well under a millisecond a step: run them on the event loop
-    # rather than hopping to OpenEnv's per-session worker thread and back.
-    async def reset_async(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
-    ) -> ClinbenchObservation:
-        return self.reset(seed=seed, episode_id=episode_id, **kwargs)
-
+    # A step takes well under a millisecond: run it on the event loop rather than hop to
+    # OpenEnv's per-session worker thread and back. Resets (a new world; task parameters
+    # a client may override) stay on the worker thread, so they never stall other sessions.
     async def step_async(
         self, action: ClinbenchAction, timeout_s: float | None = None, **kwargs: Any
     ) -> ClinbenchObservation:
@@ -272,6 +268,8 @@ def _is_object(text: str | None) -> bool:
         return False
     try:
         return isinstance(json.loads(text), dict)
+    except RecursionError:  # nested too deeply for OpenEnv's own json.loads too
+        return False
     except ValueError:
         return True
 

@@ -80,7 +80,7 @@ class RemoteEnv(Env):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._episode is None:
             raise RuntimeError("call reset() first")
-        fields = action if isinstance(action, dict) else action.to_dict()
+        fields = dict(action) if isinstance(action, dict) else action.to_dict()
         payload = self._call(lambda c: c.step(fields), replay=True)
         self._played.append(fields)
         obs, reward, done, info = self._parse(payload)
@@ -124,9 +124,12 @@ class RemoteEnv(Env):
                     self._episode = reset
                     self._decode.reset()
                 return result
-            except RuntimeError as e:  # the server answered with a protocol error
-                raise ValueError(str(e).removeprefix("Server error: ")) from None
+            except RemoteEnvError:
+                raise
             except Exception as e:
+                if isinstance(e, RuntimeError) and not _network_error(e):
+                    # the server answered with a protocol error (a bad action, say)
+                    raise ValueError(str(e).removeprefix("Server error: ")) from None
                 if not _network_error(e):
                     raise
                 self._drop()
@@ -142,6 +145,11 @@ class RemoteEnv(Env):
         """Bring a new session to where the lost one was: same seed, same actions."""
         if self._episode is None:
             return
+        if self._episode["seed"] is None:
+            raise RemoteEnvError(
+                f"{self.url} ({self.task}): the connection was lost in an unseeded episode, "
+                "which cannot be replayed (reset with a seed)"
+            )
         self._decode.reset()
         self._parse(self._client.reset(**self._episode))
         for fields in self._played:
@@ -162,10 +170,12 @@ class RemoteEnv(Env):
 
 
 def _network_error(e: BaseException) -> bool:
-    """A failure of the connection (retried), not of the request (raised)."""
-    return isinstance(e, (OSError, TimeoutError, EOFError)) or type(e).__module__.startswith(
-        "websockets"
-    )
+    """A failure of the connection or a full server (retried), not of the request."""
+    if isinstance(e, (OSError, TimeoutError, EOFError)):
+        return True
+    if type(e).__module__.startswith("websockets"):
+        return True
+    return isinstance(e, RuntimeError) and "CAPACITY_REACHED" in str(e)
 
 
 def remote_task_version(url: str, task: str) -> int:

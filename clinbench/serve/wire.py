@@ -23,6 +23,7 @@ import base64
 import dataclasses
 import enum
 import importlib
+import json
 import math
 from typing import Any
 
@@ -31,6 +32,7 @@ import numpy as np
 #: Module prefix of the classes a frame may name.
 ALLOWED_PREFIX = "clinbench.env."
 SAME = {"$same": 1}
+_ARRAY = "<an array>"  # what the encoder remembers of a field sent as an array
 
 
 class WireError(ValueError):
@@ -88,7 +90,12 @@ def _encode(x: Any, memo: Memo | None) -> Any:
         data = base64.b64encode(np.ascontiguousarray(x).tobytes()).decode("ascii")
         return {"$nd": data, "dtype": x.dtype.str, "shape": list(x.shape)}
     if isinstance(x, np.generic):
-        return {"$np": x.dtype.str, "v": encode(x.item(), memo)}
+        item = x.item()
+        if type(item) not in (bool, int, float) or x.dtype.kind not in "biuf":
+            raise TypeError(f"cannot send a {t.__name__}")
+        if type(item) is float and not math.isfinite(item):
+            return {"$np": x.dtype.str, "v": repr(item)}  # inf, -inf, nan
+        return {"$np": x.dtype.str, "v": item}
     if isinstance(x, tuple):
         values = _plain(x) or [encode(v, memo) for v in x]
         if hasattr(t, "_fields"):
@@ -124,10 +131,17 @@ def _plain(items: tuple | list) -> list | None:
 
 def decode(x: Any) -> Any:
     """The value :func:`encode` encoded (``WireError`` on anything malformed)."""
+    try:
+        return _decode(x)
+    except RecursionError:
+        raise WireError("nested too deeply") from None
+
+
+def _decode(x: Any) -> Any:
     if x is None or type(x) in (bool, int, float, str):
         return x
     if type(x) is list:
-        return [decode(v) for v in x]
+        return [_decode(v) for v in x]
     if type(x) is not dict or len(x) not in (1, 2, 3):
         raise WireError(f"not an encoded value: {str(x)[:80]}")
     try:
@@ -141,29 +155,33 @@ def decode(x: Any) -> Any:
             if dtype.kind not in "biuf":
                 raise WireError(f"arrays of dtype {dtype} are not sent")
             raw = base64.b64decode(x["$nd"], validate=True)
-            return np.frombuffer(raw, dtype=dtype).reshape(x["shape"]).copy()
+            return _read_only(np.frombuffer(raw, dtype=dtype).reshape(x["shape"]).copy())
         if "$np" in x:
             dtype = np.dtype(x["$np"])
-            if dtype.kind not in "biuf":
-                raise WireError(f"scalars of dtype {dtype} are not sent")
-            return dtype.type(decode(x["v"]))
+            v = x["v"]
+            if type(v) is str and v in ("inf", "-inf", "nan") and dtype.kind == "f":
+                v = float(v)
+            if dtype.kind not in "biuf" or type(v) not in (bool, int, float):
+                raise WireError(f"'$np' holds a scalar of a numeric dtype, not {x!r:.80}")
+            with np.errstate(over="raise"):
+                return dtype.type(v)
         if "$t" in x:
-            return tuple(decode(v) for v in _list(x["$t"]))
+            return tuple(_decode(v) for v in _list(x["$t"]))
         if "$d" in x:
             items = x["$d"]
             if type(items) is not dict:
                 raise WireError("'$d' holds an object")
-            return {k: decode(v) for k, v in items.items()}
+            return {k: _decode(v) for k, v in items.items()}
         if "$nt" in x:
             cls = _class(x["$nt"])
             if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
                 raise WireError(f"{x['$nt']} is not a named tuple")
-            return cls(*(decode(v) for v in _list(x["v"])))
+            return cls(*(_decode(v) for v in _list(x["v"])))
         if "$en" in x:
             cls = _class(x["$en"])
             if not issubclass(cls, enum.Enum):
                 raise WireError(f"{x['$en']} is not an enum")
-            return cls(decode(x["v"]))
+            return cls(_decode(x["v"]))
         if "$dc" in x:
             cls = _class(x["$dc"])
             if not dataclasses.is_dataclass(cls):
@@ -172,12 +190,19 @@ def decode(x: Any) -> Any:
             names = [f.name for f in _fields(cls)]
             if type(values) is not dict or sorted(values) != sorted(names):
                 raise WireError(f"fields of {x['$dc']} must be exactly {names}")
-            return _build(cls, {k: decode(values[k]) for k in names})
+            return _build(cls, {k: _decode(values[k]) for k in names})
     except WireError:
         raise
-    except (KeyError, TypeError, ValueError) as e:
-        raise WireError(f"malformed value ({e})") from None
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as e:
+        raise WireError(f"malformed value ({type(e).__name__}: {e})"[:200]) from None
     raise WireError(f"unknown tag in {sorted(x)}")
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """Decoded arrays are read-only, as the simulators hand them out (and the decoder
+    builds later changes on them)."""
+    a.setflags(write=False)
+    return a
 
 
 def _list(v: Any) -> list:
@@ -195,8 +220,9 @@ def _class(path: Any) -> type:
     if type(path) is not str or ":" not in path:
         raise WireError(f"bad class path {path!r}")
     module, _, name = path.partition(":")
+    parts = (*module.split("."), *name.split("."))
     if not module.startswith(ALLOWED_PREFIX) or not all(
-        part.isidentifier() for part in (*module.split("."), *name.split("."))
+        p.isidentifier() and not p.startswith("_") for p in parts
     ):
         raise WireError(f"class {path!r} may not be sent")
     try:
@@ -205,8 +231,8 @@ def _class(path: Any) -> type:
             obj = getattr(obj, part)
     except (ImportError, AttributeError):
         raise WireError(f"no class {path!r}") from None
-    if not isinstance(obj, type):
-        raise WireError(f"{path!r} is not a class")
+    if not isinstance(obj, type) or _path(obj) != path:  # defined there, not reached through it
+        raise WireError(f"{path!r} is not a class of {module}")
     return obj
 
 
@@ -257,15 +283,19 @@ class ObservationEncoder:
             if type(value) is np.ndarray:  # compared with a copy of what was sent
                 last = objects.get(f.name)
                 objects[f.name] = value.copy()
-                out[f.name] = encode(value) if last is None else _array_change(last, value)
+                self._last[f.name] = _ARRAY
+                changed = type(last) is np.ndarray
+                out[f.name] = _array_change(last, value) if changed else encode(value)
                 continue
             objects[f.name] = value  # kept alive, so its identity is not reused
             enc = encode(value, self._memo)
-            if self._last.get(f.name, SAME) == enc:
+            # Compared as JSON text, which tells -0.0 from 0.0 and 1 from 1.0 and True.
+            text = json.dumps(enc, separators=(",", ":"), allow_nan=False)
+            if self._last.get(f.name) == text:
                 out[f.name] = SAME
             else:
                 out[f.name] = enc
-                self._last[f.name] = enc
+                self._last[f.name] = text
         self._memo.turn()
         return {"type": _path(cls), "fields": out}
 
@@ -296,9 +326,9 @@ def _apply_change(last: Any, change: dict[str, Any]) -> np.ndarray:
         out.ravel()[idx] = values  # ravel of a fresh C-contiguous copy is a view
     except WireError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as e:
         raise WireError(f"malformed array change ({e})") from None
-    return out
+    return _read_only(out)
 
 
 class ObservationDecoder:
