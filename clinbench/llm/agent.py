@@ -34,9 +34,10 @@ Hyper-parameters (``conf/agent/llm.yaml``):
     timeout (30.0): seconds per request.
     retries (2): further attempts of a request after an HTTP or connection error.
     history (3): outcomes of the last steps shown in the prompt.
-    fallback ({recruitment: plan, trial_design: cohort_small}): macro-action per family
-        when no valid action comes back after the repair turn.
-    call_log (""): folder of the JSONL call logs ("": no log).
+    fallback (None: {recruitment: plan, trial_design: cohort_small}): macro-action per
+        family when no valid action comes back after the repair turn.
+    call_log (""): folder of the JSONL call logs ("": no log; sweeps set
+        ``<results>/llm_calls``).
 """
 
 from __future__ import annotations
