@@ -21,6 +21,7 @@ from clinbench.llm.render import compact, estimated_tokens
 from clinbench.llm.tools import action_class, action_from_call, tool_names, tool_specs
 
 HAVE = all(importlib.util.find_spec(m) for m in ("openai", "fastapi", "uvicorn"))
+HAVE_PYDANTIC = importlib.util.find_spec("pydantic") is not None
 needs_llm = pytest.mark.skipif(not HAVE, reason='needs the llm and serve extras (openai, fastapi)')
 EASY, TRIAL = "recruitment/easy_bench", "trial_design/effective_drug"
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -56,6 +57,7 @@ def llm(task: str, endpoint, **params):
 
 
 # --------------------------------------------------------------------------- tools, rendering
+@pytest.mark.skipif(not HAVE_PYDANTIC, reason="tool schemas need pydantic (the llm extra)")
 @pytest.mark.parametrize("env_id", env_ids())
 def test_tools_follow_the_action_type_and_parse_with_the_environment_parser(env_id):
     env = make(env_id)
@@ -245,6 +247,7 @@ def test_bad_modes_and_fallbacks_are_refused(endpoint):
     assert np.isfinite(llm(EASY, endpoint).fallback)
 
 
+@needs_llm
 def test_unusual_reply_shapes_are_parsed_or_repaired():
     from types import SimpleNamespace as NS
 

@@ -15,8 +15,6 @@ import typing
 from functools import cache
 from typing import Any
 
-import pydantic
-
 from clinbench.env.base import MacroSpace
 
 TYPE_FIELD = "action_type"
@@ -67,6 +65,8 @@ def _field_schema(hint: Any) -> dict[str, Any]:
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     if type(None) in typing.get_args(hint) and len(args) == 1:
         hint = args[0]
+    import pydantic  # with the llm extra (openai depends on it), not a core dependency
+
     schema = pydantic.TypeAdapter(hint).json_schema()
     for key in ("title", "default"):
         schema.pop(key, None)
