@@ -98,6 +98,8 @@ class SweepConfig:
     idle_agents: tuple[str, ...] = ()
     #: ``ws://host:port`` of a ``clinbench serve`` server to play every task on ("": here)
     remote: str = ""
+    #: the offline cells (dataset, splits, their agent names; ``clinbench.offline.plan``)
+    offline: Any = None
 
     def env_id(self, task: str) -> str:
         return f"{self.task_envs[task]}/{task}"
@@ -108,7 +110,10 @@ class SweepConfig:
         return list(dict.fromkeys(self.task_envs[t] for t in self.tasks))
 
     def plays(self, agent: str, task: str) -> bool:
-        """Whether ``agent`` plays ``task``'s family (its cells exist only then)."""
+        """Whether ``agent`` plays ``task``'s family (its cells exist only then); an
+        offline agent plays the selected tasks its dataset covers."""
+        if self.offline is not None and agent in self.offline.agents:
+            return task in self.offline.tasks
         envs = self.agent_envs.get(agent, ("*",))
         return "*" in envs or self.task_envs[task] in envs
 
@@ -183,9 +188,7 @@ def validate(cfg: DictConfig) -> SweepConfig:
         valid = sorted(registered | {"all"})
         raise ConfigError(f"unknown environment {env!r}; valid: {', '.join(valid)}")
     task_family = {
-        e.split("/", 1)[1]: e.split("/", 1)[0]
-        for e in env_ids()
-        if e.split("/", 1)[0] in families
+        e.split("/", 1)[1]: e.split("/", 1)[0] for e in env_ids() if e.split("/", 1)[0] in families
     }
     env_tasks = list(task_family)
     tasks = tuple(raw["tasks"] or ())
@@ -266,6 +269,20 @@ def validate(cfg: DictConfig) -> SweepConfig:
     _check_agent_params(entries, agent_params)
     env_overrides = {t: dict((raw["env"].get("overrides") or {}).get(t) or {}) for t in tasks}
     _check_env_overrides(task_family, env_overrides)
+    refs = {e.name: e.ref for e in entries}
+    envs = {e.name: tuple(e.envs) for e in entries}
+    offline = _offline(raw.get("offline"), entries, tasks, task_family)
+    if offline.agents:  # each offline agent once per split, under the split's name
+        named = []
+        for a in agents:
+            split_names = [n for n, (base, _) in offline.agents.items() if base == a]
+            named += split_names or [a]
+            for n in split_names:
+                refs[n], envs[n], agent_params[n] = refs[a], envs[a], agent_params[a]
+        agents = tuple(named)
+    remote = _remote(raw["env"].get("remote"))
+    if remote and offline.agents:
+        raise ConfigError("offline agents are evaluated here; env.remote is for online agents")
     return SweepConfig(
         env=env,
         tasks=tasks,
@@ -277,12 +294,26 @@ def validate(cfg: DictConfig) -> SweepConfig:
         report=report,
         results=Path(raw["results"]),
         raw=raw,
-        agent_refs={e.name: e.ref for e in entries},
+        agent_refs=refs,
         task_envs={t: task_family[t] for t in tasks},
-        agent_envs={e.name: tuple(e.envs) for e in entries},
+        agent_envs=envs,
         idle_agents=tuple(e.name for e in idle),
-        remote=_remote(raw["env"].get("remote")),
+        remote=remote,
+        offline=offline,
     )
+
+
+def _offline(raw: Any, entries: list[AgentEntry], tasks: tuple[str, ...], families: dict):
+    """The offline plan (``offline:`` of the config), problems as ConfigError."""
+    from clinbench.offline.dataset import DatasetError
+    from clinbench.offline.plan import plan
+    from clinbench.offline.splits import SplitError
+
+    offline = [e.name for e in entries if getattr(e.factory, "offline", False)]
+    try:
+        return plan(raw, offline, tasks, families)
+    except (DatasetError, SplitError) as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _remote(url: Any) -> str:
@@ -356,9 +387,7 @@ def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, A
             _check_kind(f"agent.{e.name}.{name}", value, defaults[name])
 
 
-def _check_env_overrides(
-    task_family: dict[str, str], overrides: dict[str, dict[str, Any]]
-) -> None:
+def _check_env_overrides(task_family: dict[str, str], overrides: dict[str, dict[str, Any]]) -> None:
     """Task-parameter overrides must name parameters of the task, with values of their kind."""
     from dataclasses import asdict
 

@@ -169,7 +169,11 @@ def test_agents_json_matches_the_registry():
 
 # --------------------------------------------------------------------------- run
 # every agent that plays recruitment on its own (llm needs an endpoint: tests/test_llm_agent.py)
-LOCAL = [e.name for e in agent_entries() if getattr(e.factory, "deterministic", True)]
+LOCAL = [
+    e.name
+    for e in agent_entries()
+    if getattr(e.factory, "deterministic", True) and not getattr(e.factory, "offline", False)
+]
 
 
 @pytest.mark.parametrize("agent", [a for a in agent_names() if a != "fixed_design" and a in LOCAL])

@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "tasks",
     "agents",
     "serve",
+    "dataset",
 )
 
 app = typer.Typer(
@@ -43,6 +44,8 @@ app = typer.Typer(
         "clinbench agents",
         "clinbench run --agent heuristic --task easy_bench --seed 1",
         "clinbench serve --task recruitment/hard_bench",
+        "clinbench dataset create --env trial_design --agents heuristic,random --episodes 200 "
+        "--name trial-mixed-v0",
     ),
 )
 

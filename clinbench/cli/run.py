@@ -103,6 +103,11 @@ def run_command(
     env_id = resolve_task(task)
     entry = resolve_agent(agent)
     agent_name = entry.name
+    if getattr(entry.factory, "offline", False):
+        fail(
+            f"{agent_name!r} is an offline agent: it learns from a dataset, in a sweep "
+            f"(clinbench sweep --agents {agent_name} --dataset NAME; docs/offline.md)"
+        )
     if remote is not None:
         try:
             remote = remote_address(remote)

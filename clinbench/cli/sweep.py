@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
             "clinbench sweep preset=smoke --results /tmp/smoke",
             "clinbench sweep --agents hcapo agent.hcapo.omega=0 --results /tmp/hcapo_omega0",
             "clinbench sweep --backend dask --scheduler tcp://10.0.0.5:8786",
+            "clinbench sweep env=trial_design --agents heuristic,bc,rwbc,iql "
+            "--dataset trial-mixed-v0 --split worlds,unseen=null_world",
         ),
     )(sweep_command)
 
@@ -51,6 +53,9 @@ def overrides_from_flags(
     backend: Backend | None,
     scheduler: str | None,
     results: Path | None,
+    dataset: str | None = None,
+    split: str | None = None,
+    data_dir: Path | None = None,
 ) -> list[str]:
     """Hydra overrides equivalent to the command-line flags (flags left unset add none)."""
     if seeds is not None:
@@ -70,8 +75,19 @@ def overrides_from_flags(
         ("launcher.jobs", jobs),
         ("launcher.scheduler", scheduler),
         ("results", results),
+        ("offline.dataset", dataset),
+        ("offline.splits", _hydra_quoted_list(split)),
+        ("offline.data_dir", data_dir),
     ]
     return [f"{key}={value}" for key, value in pairs if value is not None]
+
+
+def _hydra_quoted_list(value: str | None) -> str | None:
+    """``"worlds, unseen=null_world"`` -> ``"['worlds','unseen=null_world']"`` ('=' and '+'
+    are Hydra syntax outside quotes)."""
+    if value is None:
+        return None
+    return "[" + ",".join(f"'{v}'" for v in split_list(value)) + "]"
 
 
 def _hydra_list(value: str | None) -> str | None:
@@ -116,6 +132,25 @@ def sweep_command(
     results: Annotated[
         Path | None, typer.Option("--results", help="Results folder (default data/sweep_results).")
     ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset", help="Dataset the offline agents learn from (clinbench dataset)."
+        ),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split",
+            help="Splits of the offline agents: worlds, task, behaviour=A+B, unseen=METRIC.",
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir", help="Datasets folder (default $MINARI_DATASETS_PATH or data/datasets)."
+        ),
+    ] = None,
     no_resume: Annotated[
         bool, typer.Option("--no-resume", help="Recompute cells that already have a file.")
     ] = False,
@@ -136,7 +171,18 @@ def sweep_command(
     from clinbench.sweep import run_sweep
 
     flag_overrides = overrides_from_flags(
-        seeds, agents, tasks, episodes, eval_episodes, jobs, backend, scheduler, results
+        seeds,
+        agents,
+        tasks,
+        episodes,
+        eval_episodes,
+        jobs,
+        backend,
+        scheduler,
+        results,
+        dataset,
+        split,
+        data_dir,
     )
     try:
         cfg = load([*(overrides or []), *flag_overrides])

@@ -36,6 +36,7 @@ from clinbench.env.registry import family as env_family
 from clinbench.references import FORMULA
 from clinbench.report.agent_stats import agent_stats, nondeterministic_agents
 from clinbench.report.aggregate import FAMILY, build_aggregate
+from clinbench.report.offline import offline_cells
 from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.results import Results, ResultsError, task_versions
@@ -281,6 +282,7 @@ def build_report(
         "operating_characteristics": operating_characteristics(res),
         "agent_stats": agent_stats(res),
         "nondeterministic": nondeterministic_agents(res),
+        **({"offline": offline} if (offline := offline_cells(res)) else {}),
         "power": power(
             len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes
         ),

@@ -88,6 +88,7 @@ def environment() -> Environment:
         f1=_num(1),
         f2=_num(2),
         f3=_num(3),
+        signed3=lambda v: f"{v:+.3f}",
         pv=_pvalue,
         ci=_ci,
         vci=_vci,

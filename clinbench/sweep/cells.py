@@ -82,6 +82,12 @@ class Cell:
     agent_code: str = ""
     #: ``ws://host:port`` of the server the cell's environments are played on ("": here)
     remote: str = ""
+    #: an offline cell's dataset, its digest, its split and the datasets' folder
+    #: (the folder is where to read it, not part of the computation)
+    dataset: str = ""
+    dataset_digest: str = ""
+    split: str = ""
+    data_dir: str = field(default="", compare=False)
 
     @property
     def env_id(self) -> str:
@@ -107,6 +113,8 @@ class Cell:
             payload["agent_code"] = self.agent_code
         if self.remote:
             payload["remote"] = self.remote
+        if self.dataset:
+            payload["dataset"] = {"digest": self.dataset_digest, "split": self.split}
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict[str, Any]:
@@ -118,6 +126,8 @@ def expected_cost(cell: Cell) -> float:
     from clinbench.agents.registry import agent_entry
 
     p = cell.protocol
+    if cell.dataset:  # fitting on a dataset: seconds, like a short training
+        return 100.0 + 0.1 * p["eval_episodes"]
     learning = agent_entry(cell.agent_ref or cell.agent).learning
     return p["train_episodes"] + 2 * p["eval_episodes"] if learning else 0.1 * p["eval_episodes"]
 
@@ -135,6 +145,14 @@ def expand(cfg: SweepConfig) -> list[Cell]:
 
     refs = {a: cfg.agent_refs.get(a, a) for a in cfg.agents}
     entries = {a: agent_entry(refs[a]) for a in cfg.agents}
+    offline = cfg.offline.agents if cfg.offline is not None else {}
+
+    def data(agent: str) -> tuple[str, str, str, str]:
+        if agent not in offline:
+            return "", "", "", ""
+        p = cfg.offline
+        return p.dataset, p.digest, offline[agent][1], p.data_dir
+
     return [
         Cell(
             cfg.task_envs[task],
@@ -148,6 +166,7 @@ def expand(cfg: SweepConfig) -> list[Cell]:
             refs[agent],
             entries[agent].code,
             cfg.remote,
+            *data(agent),
         )
         for task in cfg.tasks
         for agent in cfg.agents
@@ -179,6 +198,9 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     }
     if cell.get("remote"):
         record["config"]["remote"] = cell["remote"]
+    if cell.get("dataset"):
+        for k in ("dataset", "dataset_digest", "split"):
+            record["config"][k] = cell[k]
     if not _deterministic(cell):
         record["config"]["deterministic"] = False  # replies of an outside endpoint
     try:
@@ -189,16 +211,20 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         pass  # an unknown task fails below, in run_cell
     try:
         _check_agent_code(cell)
-        result = run_cell(
-            f"{cell['env']}/{cell['task']}",
-            cell.get("agent_ref") or cell["agent"],
-            cell["seed"],
-            Protocol(**cell["protocol"]),
-            cell["agent_params"],
-            env_overrides=cell["env_overrides"],
-            agent_name=cell["agent"],
-            remote=cell.get("remote") or None,
-        )
+        offline = None
+        if cell.get("dataset"):
+            result, offline = _run_offline(cell)
+        else:
+            result = run_cell(
+                f"{cell['env']}/{cell['task']}",
+                cell.get("agent_ref") or cell["agent"],
+                cell["seed"],
+                Protocol(**cell["protocol"]),
+                cell["agent_params"],
+                env_overrides=cell["env_overrides"],
+                agent_name=cell["agent"],
+                remote=cell.get("remote") or None,
+            )
     except KeyboardInterrupt:
         raise
     except BaseException:  # noqa: BLE001 - a failing cell (even sys.exit) is recorded, the sweep goes on
@@ -225,6 +251,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         )
         if result.oc_metrics:
             record["oc_metrics"] = result.oc_metrics
+        if offline:
+            record["offline"] = offline
         record["timing"] = {
             "train_seconds": result.train_seconds,
             "eval_seconds": result.eval_seconds,
@@ -234,6 +262,25 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     if (capability := torch_capability()) is not None:
         record["torch_capability"] = capability
     return record
+
+
+def _run_offline(cell: dict[str, Any]):
+    """An offline cell (``clinbench.offline.protocol``): fit on the dataset's split."""
+    from clinbench.offline.protocol import run_offline_cell
+    from clinbench.protocol import Protocol
+
+    return run_offline_cell(
+        f"{cell['env']}/{cell['task']}",
+        cell.get("agent_ref") or cell["agent"],
+        cell["seed"],
+        Protocol(**cell["protocol"]),
+        cell["agent_params"],
+        cell["env_overrides"],
+        cell["agent"],
+        cell["dataset"],
+        cell["split"],
+        Path(cell["data_dir"]),
+    )
 
 
 def _deterministic(cell: dict[str, Any]) -> bool:

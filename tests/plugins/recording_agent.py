@@ -59,3 +59,31 @@ class FailingAgent(Agent):
 
     def act(self, obs: Any) -> Any:
         raise RuntimeError("this agent always fails")
+
+
+class RecordingOfflineAgent(Agent):
+    """An offline agent that records what the offline protocol hands it (``fit``)."""
+
+    name = "recording_offline"
+    description = "records what the offline protocol gives it (agent-contract tests)"
+    offline = True
+
+    def __init__(self, context: Any, **config: Any):
+        RECEIVED.append(("init", context))
+        RECEIVED.append(("config", dict(config)))
+        super().__init__(context)
+
+    def fit(self, data: Any, rng: Any) -> None:
+        RECEIVED.append(("fit", (data, rng)))
+
+    def train(self, *args: Any, **kwargs: Any) -> list:  # never called for an offline agent
+        RECEIVED.append(("train", args))
+        return []
+
+    def reset(self, seed: Any = None) -> None:
+        RECEIVED.append(("reset", seed))
+        super().reset(seed)
+
+    def act(self, obs: Any) -> Any:
+        mask = self.macros.mask(obs)
+        return self.macros.to_action(int(np.flatnonzero(mask)[0]), obs)

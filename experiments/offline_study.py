@@ -1,0 +1,179 @@
+"""The canonical offline study (docs/offline.md): datasets, sweeps over splits, ablations.
+
+    python experiments/offline_study.py            # creates (or resumes) everything
+    python experiments/offline_study.py --table    # only prints the Markdown tables
+
+Datasets are regenerated from their seeds into ``data/datasets/`` (not committed); the
+sweeps write ``data/offline_study/<family>/`` (cell files, tidy CSVs, report, charts)
+and the ablations ``data/offline_study/ablations/<name>/``. Every sweep is the canonical
+protocol (seeds 1 7 21 42 123, 10 evaluation episodes, 200 operating-characteristic
+episodes) with the online references heuristic, random and memexrl beside the offline
+agents, so offline agents, their behaviour policies and the online learner sit in one
+report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F401
+
+# isort: split
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from clinbench.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path("data") / "datasets"
+OUT = Path("data") / "offline_study"
+OFFLINE = ("bc", "rwbc", "learned_reward", "iql")
+ONLINE = ("heuristic", "random", "memexrl")
+#: family -> (dataset name, dataset arguments, splits)
+STUDIES = {
+    "recruitment": (
+        "recruitment-mixed-v0",
+        ["--env", "recruitment", "--episodes", "100"],
+        ["worlds", "task", "behaviour=heuristic+random"],
+    ),
+    "trial_design": (
+        "trial-mixed-v0",
+        ["--env", "trial_design", "--episodes", "200"],
+        ["worlds", "task", "unseen=null_world", "behaviour=heuristic+random"],
+    ),
+}
+#: label -> (folder, agent, override): each collapses a method towards a simpler one
+ABLATIONS = {
+    "bc, linear (hidden = 0)": ("bc_linear", "bc", "agent.bc.hidden=0"),
+    "rwbc, beta = 0 (= bc)": ("rwbc_beta0", "rwbc", "agent.rwbc.beta=0"),
+    "learned_reward, immediate reward": (
+        "learned_reward_myopic",
+        "learned_reward",
+        "agent.learned_reward.target=reward",
+    ),
+    "iql, expectile 0.5": ("iql_expectile05", "iql", "agent.iql.expectile=0.5"),
+}
+PROTOCOL = ["preset=canonical", "--quiet"]
+
+
+def cli(*args: str) -> None:
+    try:
+        app(list(args), prog_name="offline_study", standalone_mode=False)
+    except SystemExit as exc:  # typer exits 0 on success
+        if exc.code:
+            raise
+
+
+def create_datasets() -> None:
+    for name, args, _ in STUDIES.values():
+        if not (DATA / name).exists():
+            cli(
+                "dataset",
+                "create",
+                "--name",
+                name,
+                *args,
+                "--agents",
+                ",".join(ONLINE),
+                "--noise",
+                "0.1",
+                "--seed",
+                "0",
+                "--data-dir",
+                str(DATA),
+                "--quiet",
+            )
+
+
+def sweep(family: str, fresh: bool) -> None:
+    name, _, splits = STUDIES[family]
+    folder = OUT / family
+    cli(
+        "sweep",
+        *PROTOCOL,
+        f"env={family}",
+        "--agents",
+        ",".join((*ONLINE, *OFFLINE)),
+        "--dataset",
+        name,
+        "--split",
+        ",".join(splits),
+        "--data-dir",
+        str(DATA),
+        "--results",
+        folder.as_posix(),
+        "--no-report",
+        *(["--no-resume"] if fresh else []),
+    )
+    cli("report", "--results", folder.as_posix(), "--reproducible")
+
+
+def ablation(label: str, family: str, fresh: bool) -> None:
+    folder, agent, override = ABLATIONS[label]
+    cli(
+        "sweep",
+        *PROTOCOL,
+        f"env={family}",
+        "--agents",
+        agent,
+        "--dataset",
+        STUDIES[family][0],
+        "--data-dir",
+        str(DATA),
+        "--results",
+        (OUT / "ablations" / f"{folder}_{family}").as_posix(),
+        "--no-report",
+        override,
+        *(["--no-resume"] if fresh else []),
+    )
+
+
+def cell(values: np.ndarray) -> str:
+    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    return f"{values.mean():.3f} ± {half:.3f}"
+
+
+def table(family: str) -> str:
+    frame = pd.read_csv(OUT / family / "sweep_results.csv")
+    sources = [(a, frame[frame.agent == a]) for a in frame.agent.unique()]
+    for label, (folder, agent, _) in ABLATIONS.items():
+        path = OUT / "ablations" / f"{folder}_{family}" / "sweep_results.csv"
+        if path.exists():
+            ab = pd.read_csv(path)
+            sources.append((label, ab[ab.agent == agent]))
+    tasks = list(dict.fromkeys(frame.task))
+    rows = ["| agent | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
+    for label, rows_of in sources:
+        per_seed = rows_of.groupby(["task", "seed"]).score.mean()
+        rows.append(
+            f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in tasks) + " |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--table", action="store_true", help="only print the tables")
+    parser.add_argument("--fresh", action="store_true", help="recompute every cell (--no-resume)")
+    args = parser.parse_args()
+    os.chdir(ROOT)
+    if not args.table:
+        create_datasets()
+        for family in STUDIES:
+            print(f"sweeping {family} -> {OUT / family}", file=sys.stderr)
+            sweep(family, args.fresh)
+            for label in ABLATIONS:
+                print(f"ablation {label} on {family}", file=sys.stderr)
+                ablation(label, family, args.fresh)
+    for family in STUDIES:
+        print(f"\n### {family}\n\n{table(family)}")
+
+
+if __name__ == "__main__":
+    main()
