@@ -33,17 +33,21 @@ DATA = Path("data") / "datasets"
 OUT = Path("data") / "offline_study"
 OFFLINE = ("bc", "rwbc", "learned_reward", "iql")
 ONLINE = ("heuristic", "random", "memexrl")
-#: family -> (dataset name, dataset arguments, splits)
+#: family -> (dataset name, dataset arguments, splits, sweep tasks). The recruitment
+#: tasks differ in their sites, hence in their macro features: one dataset per task (the
+#: hardest), no task split there.
 STUDIES = {
     "recruitment": (
-        "recruitment-mixed-v0",
-        ["--env", "recruitment", "--episodes", "100"],
-        ["worlds", "task", "behaviour=heuristic+random"],
+        "recruitment-hard-v0",
+        ["--tasks", "hard_bench", "--episodes", "100"],
+        ["worlds", "behaviour=heuristic+random"],
+        ["--tasks", "hard_bench"],
     ),
     "trial_design": (
         "trial-mixed-v0",
         ["--env", "trial_design", "--episodes", "200"],
         ["worlds", "task", "unseen=null_world", "behaviour=heuristic+random"],
+        [],
     ),
 }
 #: label -> (folder, agent, override): each collapses a method towards a simpler one
@@ -69,7 +73,7 @@ def cli(*args: str) -> None:
 
 
 def create_datasets() -> None:
-    for name, args, _ in STUDIES.values():
+    for name, args, _, _ in STUDIES.values():
         if not (DATA / name).exists():
             cli(
                 "dataset",

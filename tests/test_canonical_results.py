@@ -16,7 +16,12 @@ import pytest
 from clinbench.sweep.cells import code_id
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = [ROOT / "data" / "sweep_results", *sorted((ROOT / "data" / "ablations").glob("*"))]
+RUNS = [
+    ROOT / "data" / "sweep_results",
+    *sorted((ROOT / "data" / "ablations").glob("*")),
+    *sorted(p for p in (ROOT / "data" / "offline_study").glob("*") if p.name != "ablations"),
+    *sorted((ROOT / "data" / "offline_study" / "ablations").glob("*")),
+]
 
 
 @pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -26,7 +31,7 @@ def test_committed_runs_come_from_this_code(folder):
     assert manifest["code"] == code, (
         f"{folder} was computed by cell code {manifest['code']}, this checkout is {code}: "
         "rerun `clinbench sweep preset=canonical --no-resume` (and `python "
-        "experiments/ablations.py --fresh`)"
+        "experiments/ablations.py --fresh`, `python experiments/offline_study.py --fresh`)"
     )
     assert manifest["counts"]["failed"] == 0
     assert all(c["status"] == "ok" for c in manifest["cells"])

@@ -633,3 +633,12 @@ def test_the_offline_protocol_hands_the_agent_data_never_an_environment(store, m
 def test_clinbench_run_sends_an_offline_agent_to_a_sweep(invoke):
     result = invoke("run", "--agent", "iql", "--task", "effective_drug", "--seed", "1")
     assert result.exit_code == 2 and "--dataset NAME" in result.output
+
+
+@needs_minari
+def test_tasks_of_different_feature_layouts_need_a_dataset_each(tmp_path):
+    from clinbench.offline.dataset import DatasetError, create
+
+    spec = small_spec(env="recruitment", tasks=("easy_bench", "hard_bench"), agents=("random",))
+    with pytest.raises(DatasetError, match="one dataset per task"):
+        create(spec, tmp_path)

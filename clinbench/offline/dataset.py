@@ -223,6 +223,7 @@ def create(
     """Play every unit (resuming finished ones), write the dataset, return its metadata."""
     _require_minari()
     check_name(spec.name)
+    _check_layout(spec)
     target = root / spec.name
     if target.exists():
         if not force:
@@ -249,6 +250,23 @@ def create(
     meta = _write(spec, root, episodes)
     shutil.rmtree(staging)
     return meta
+
+
+def _check_layout(spec: DatasetSpec) -> None:
+    """One dataset, one observation space: its tasks must share the macro features and
+    actions (the trial tasks do; the recruitment tasks differ by their sites)."""
+    from clinbench.env.registry import make
+
+    layouts = {}
+    for t in spec.tasks:
+        m = make(f"{spec.env}/{t}", **spec.env_overrides).macro_space
+        layouts[t] = (m.feature_names, m.names)
+    if len(set(layouts.values())) > 1:
+        sizes = ", ".join(f"{t} {len(f)} features" for t, (f, _) in layouts.items())
+        raise DatasetError(
+            f"the tasks' macro features differ ({sizes}): a dataset has one observation "
+            "space, so make one dataset per task"
+        )
 
 
 def _spaces(spec: DatasetSpec):
