@@ -642,3 +642,12 @@ def test_tasks_of_different_feature_layouts_need_a_dataset_each(tmp_path):
     spec = small_spec(env="recruitment", tasks=("easy_bench", "hard_bench"), agents=("random",))
     with pytest.raises(DatasetError, match="one dataset per task"):
         create(spec, tmp_path)
+
+
+def test_behaviour_parameters_are_plain_data():
+    """memexrl's list parameter comes from the config as plain JSON (dataset metadata)."""
+    from clinbench.cli.dataset import _behaviour_params
+
+    params = _behaviour_params(["memexrl", "heuristic"], "trial_design")
+    assert json.loads(json.dumps(params)) == params
+    assert params["memexrl"]["alphas"] == [0.3, 0.2, 0.1]

@@ -149,6 +149,8 @@ def _tasks(env: str | None, tasks: str | None) -> tuple[str, list[str]]:
 
 def _behaviour_params(refs: list[str], family: str) -> dict[str, dict]:
     """Each behaviour agent's parameters from ``conf/agent/`` (as a sweep would use)."""
+    from omegaconf import OmegaConf
+
     from clinbench.agents.registry import AgentLoadError, agent_entry, family_parameters
     from clinbench.config import ConfigError, compose
 
@@ -169,8 +171,8 @@ def _behaviour_params(refs: list[str], family: str) -> dict[str, dict]:
             fail(f"{ref!r} is an offline agent; behaviour agents play environments")
         if "*" not in entry.envs and family not in entry.envs:
             fail(f"agent {ref!r} plays {', '.join(entry.envs)}, not {family}")
-        raw = dict(conf.agent.get(entry.name) or {}) if entry.name in conf.agent else {}
-        params[ref] = family_parameters(entry, family, {k: v for k, v in raw.items()})
+        raw = OmegaConf.to_container(conf.agent[entry.name]) if entry.name in conf.agent else {}
+        params[ref] = family_parameters(entry, family, dict(raw or {}))
     return params
 
 
