@@ -94,12 +94,13 @@ def create_datasets() -> None:
 
 
 def sweep(family: str, fresh: bool) -> None:
-    name, _, splits = STUDIES[family]
+    name, _, splits, tasks = STUDIES[family]
     folder = OUT / family
     cli(
         "sweep",
         *PROTOCOL,
         f"env={family}",
+        *tasks,
         "--agents",
         ",".join((*ONLINE, *OFFLINE)),
         "--dataset",
@@ -122,6 +123,7 @@ def ablation(label: str, family: str, fresh: bool) -> None:
         "sweep",
         *PROTOCOL,
         f"env={family}",
+        *STUDIES[family][3],
         "--agents",
         agent,
         "--dataset",

@@ -651,3 +651,14 @@ def test_behaviour_parameters_are_plain_data():
     params = _behaviour_params(["memexrl", "heuristic"], "trial_design")
     assert json.loads(json.dumps(params)) == params
     assert params["memexrl"]["alphas"] == [0.3, 0.2, 0.1]
+
+
+def test_clinbench_agents_lists_the_offline_agents(invoke):
+    result = invoke("agents", "--json")
+    assert result.exit_code == 0, result.output
+    rows = {r["name"]: r for r in json.loads(result.output)}
+    for name in ("bc", "rwbc", "learned_reward", "iql"):
+        assert rows[name]["offline"] and not rows[name]["learning"] and rows[name]["available"]
+    assert not rows["heuristic"]["offline"]
+    table = invoke("agents").output
+    assert "offline" in table

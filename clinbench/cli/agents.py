@@ -46,7 +46,7 @@ def agents_command(
             if r["available"]
             else f"[yellow]unavailable:[/] {escape(r['unavailable'])}"
         )
-        learning = "yes" if r["learning"] else "no"
+        learning = "offline" if r["offline"] else ("yes" if r["learning"] else "no")
         table.add_row(r["name"], learning, ", ".join(r["envs"]), escape(r["source"]), what)
     console.print(table)
 
@@ -56,6 +56,8 @@ def agent_record(entry: AgentEntry) -> dict[str, Any]:
     return {
         "name": entry.name,
         "learning": entry.learning,
+        #: learns from a dataset (``--dataset``), never from an environment
+        "offline": bool(getattr(entry.factory, "offline", False)),
         "envs": ["any"] if "*" in entry.envs else list(entry.envs),
         "source": entry.source,
         "available": entry.unavailable is None,
