@@ -24,9 +24,9 @@ import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F
 # isort: split
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from clinbench.cli.app import app
+from clinbench.stats.intervals import t_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("data") / "datasets"
@@ -139,8 +139,8 @@ def ablation(label: str, family: str, fresh: bool) -> None:
 
 
 def cell(values: np.ndarray) -> str:
-    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
-    return f"{values.mean():.3f} ± {half:.3f}"
+    mean, lo, _ = t_interval(values)
+    return f"{mean:.3f} ± {mean - lo:.3f}"
 
 
 def table(family: str) -> str:
