@@ -38,8 +38,8 @@ def register(app: typer.Typer) -> None:
     group.command(
         "create",
         epilog=examples(
-            "clinbench dataset create --env recruitment --agents heuristic,random,memexrl "
-            "--episodes 100 --noise 0.1 --name recruitment-mixed-v0",
+            "clinbench dataset create --tasks hard_bench --agents heuristic,random,memexrl "
+            "--episodes 100 --noise 0.1 --name recruitment-hard-v0",
             "clinbench dataset create --tasks effective_drug --agents heuristic --episodes 500 "
             "--name effective-heuristic-v0 --jobs 2",
         ),
@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
 
 
 def create_command(
-    name: Annotated[str, typer.Option("--name", help="Dataset name, e.g. recruitment-mixed-v0.")],
+    name: Annotated[str, typer.Option("--name", help="Dataset name, e.g. recruitment-hard-v0.")],
     agents: Annotated[
         str, typer.Option("--agents", help="Behaviour agents: 'heuristic,random,memexrl'.")
     ],

@@ -41,7 +41,7 @@ from clinbench.offline import INSTALL_HINT, available
 from clinbench.offline.data import LoggedEpisode
 
 #: Minari's dataset id: name-v<version>
-NAME_RULE = "letters, digits, '-' and '_', ending in -v<version> (e.g. recruitment-mixed-v0)"
+NAME_RULE = "letters, digits, '-' and '_', ending in -v<version> (e.g. recruitment-hard-v0)"
 _UNIT_FORMAT = 1
 
 
