@@ -7,8 +7,9 @@ Evaluation is always online on the shared evaluation worlds, which no dataset co
     the task's own episodes, every behaviour agent (the default).
 ``task``
     the episodes of the dataset's *other* tasks (leave one task out: a cell on
-    ``hard_bench`` of a dataset of the three recruitment tasks learns from
-    ``easy_bench`` and ``medium_bench``).
+    ``efficacy_safety`` of a dataset of the three trial tasks learns from
+    ``effective_drug`` and ``rare_disease``; a dataset's tasks share one feature
+    layout, so recruitment datasets hold one task each and have no task split).
 ``behaviour=A[+B...]``
     the task's episodes of the named behaviour agents only (an unseen mixture: the
     same protocol, another behaviour).
