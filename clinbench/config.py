@@ -305,11 +305,14 @@ def validate(cfg: DictConfig) -> SweepConfig:
 
 def _offline(raw: Any, entries: list[AgentEntry], tasks: tuple[str, ...], families: dict):
     """The offline plan (``offline:`` of the config), problems as ConfigError."""
+    from clinbench.offline import INSTALL_HINT, available
     from clinbench.offline.dataset import DatasetError
     from clinbench.offline.plan import plan
     from clinbench.offline.splits import SplitError
 
     offline = [e.name for e in entries if getattr(e.factory, "offline", False)]
+    if offline and (raw or {}).get("dataset") and not available():
+        raise ConfigError(f"offline sweeps read Minari datasets (extra 'offline'): {INSTALL_HINT}")
     try:
         return plan(raw, offline, tasks, families)
     except (DatasetError, SplitError) as exc:

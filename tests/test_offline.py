@@ -662,3 +662,11 @@ def test_clinbench_agents_lists_the_offline_agents(invoke):
     assert not rows["heuristic"]["offline"]
     table = invoke("agents").output
     assert "offline" in table
+
+
+def test_an_offline_sweep_without_minari_exits_2_with_the_install_command(invoke, monkeypatch):
+    from clinbench import offline
+
+    monkeypatch.setattr(offline, "available", lambda: False)
+    result = invoke("sweep", "--agents", "bc", "--dataset", "any-v0", "--results", "/tmp/x")
+    assert result.exit_code == 2 and ".[offline]" in result.output
