@@ -73,7 +73,13 @@ class TrialAction:
 
     @property
     def allocation(self) -> tuple[float | None, ...]:
-        return tuple(getattr(self, f) for f in ALLOCATION_FIELDS)
+        # the fields by name (ALLOCATION_FIELDS' order): read every look, several times
+        return (
+            self.allocation_control,
+            self.allocation_low,
+            self.allocation_mid,
+            self.allocation_high,
+        )
 
     @property
     def is_decision(self) -> bool:

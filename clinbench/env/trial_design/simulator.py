@@ -52,10 +52,11 @@ class ArmBoundary:
 
     __slots__ = ("alpha", "fractions", "state")
 
-    def __init__(self, alpha: float):
+    def __init__(self, alpha: float, start: st.SpendingBoundary):
+        """``start``: the state before any look, shared (a look copies before it moves)."""
         self.alpha = alpha
         self.fractions: tuple[float, ...] = ()
-        self.state = st.SpendingBoundary(alpha)
+        self.state = start
 
     @property
     def information_fraction(self) -> float:
@@ -100,6 +101,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         )
         self.macro_space = TrialMacros(params)
         self._alpha_arm = st.per_arm_alpha(params.alpha, N_DOSES)
+        self._boundary0 = st.SpendingBoundary(self._alpha_arm)
         self._final_c = float(-ndtri(self._alpha_arm))
         self._info_max = params.planned_per_arm / 2.0
         self._max_n = max_patients(params)
@@ -142,11 +144,13 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         self._n = np.zeros(N_ARMS, dtype=np.int64)
         self._x = np.zeros(N_ARMS, dtype=np.int64)
         self._ae = np.zeros(N_ARMS, dtype=np.int64)
-        self._mh_num = np.zeros(N_DOSES)
-        self._mh_var = np.zeros(N_DOSES)
-        self._mh_w = np.zeros(N_DOSES)
-        self._bounds = [ArmBoundary(self._alpha_arm) for _ in DOSE_ARMS]
-        self._boundary = np.full(N_DOSES, math.inf)
+        # the Mantel-Haenszel sums and the boundaries, per dose arm, as plain floats: a
+        # look updates a few of them one by one (numpy's per-element cost would dominate)
+        self._mh_num = [0.0] * N_DOSES
+        self._mh_var = [0.0] * N_DOSES
+        self._mh_w = [0.0] * N_DOSES
+        self._bounds = [ArmBoundary(self._alpha_arm, self._boundary0) for _ in DOSE_ARMS]
+        self._boundary = [math.inf] * N_DOSES
         self._n_unsafe = 0
         self._toxic = self._toxic0
         self._decision: str | None = None
@@ -301,7 +305,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         self._n_unsafe += sum(mi for mi, bad in zip(ms, w.unsafe_list, strict=True) if bad)
         self._mantel_haenszel(ms, x)
         self._update_boundaries()
-        self._toxic = np.atleast_1d(st.prob_toxic(self._ae, self._n, p.ae_threshold))
+        self._toxic = st.prob_toxic(self._ae, self._n, p.ae_threshold)
         if self._safety_stop():
             self._end("safety")
             return "safety_stop"
@@ -324,13 +328,13 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
 
     def _update_boundaries(self) -> None:
         """This look's boundary of every active dose arm that gained information."""
-        t = (self._mh_w / self._info_max).tolist()
+        t = [w / self._info_max for w in self._mh_w]
         active = self._active.tolist()
         for j in range(N_DOSES):
             b = self._bounds[j]
             tj = min(round(t[j], 12), 1.0)
             if active[j + 1] and tj > b.information_fraction:
-                self._boundary[j] = b.look(tj)
+                self._boundary[j] = float(b.look(tj))
             else:
                 self._boundary[j] = math.inf
 
@@ -339,8 +343,9 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         and P(AE rate > threshold | data) above ``safety_prob`` stops the trial (the
         posterior of :func:`statistics.safety_stop`, computed once per look)."""
         p = self.params
+        active, n, toxic = self._active.tolist(), self._n.tolist(), self._toxic.tolist()
         return any(
-            self._active[i] and self._n[i] >= p.safety_min_n and self._toxic[i] > p.safety_prob
+            active[i] and n[i] >= p.safety_min_n and toxic[i] > p.safety_prob
             for i in range(1, N_ARMS)
         )
 
@@ -356,18 +361,24 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         return "budget" if cost > p.budget - self._cost + 1e-9 else "duration"
 
     # ------------------------------------------------------------------ observation
-    def _z(self) -> np.ndarray:
+    def _z(self) -> list[float]:
         """Mantel-Haenszel z per dose arm (0 without a stratum that has variance)."""
-        var = self._mh_var
-        return np.divide(self._mh_num, np.sqrt(var), out=np.zeros(N_DOSES), where=var > 0)
+        return [
+            num / math.sqrt(var) if var > 0 else 0.0
+            for num, var in zip(self._mh_num, self._mh_var, strict=True)
+        ]
 
     def _observe(self) -> Observation:
         p = self.params
         z = self._z()
-        t = np.minimum(self._mh_w / self._info_max, 1.0)
+        t = [min(w / self._info_max, 1.0) for w in self._mh_w]
         b = self._boundary
-        crossed = self._active[1:] & (z >= b) & (b < math.inf)
-        pp = st.predictive_probabilities(z.tolist(), t.tolist(), self._final_c)
+        active = self._active.tolist()
+        crossed = [
+            on and zj >= bj and bj < math.inf
+            for on, zj, bj in zip(active[1:], z, b, strict=True)
+        ]
+        pp = st.predictive_probabilities(z, t, self._final_c)
         cost1, weeks1 = self._cohort_cost(1, 0.0)
         final = (
             self._look >= p.max_looks - 1
@@ -388,14 +399,14 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
                 "cost_per_patient": p.cost_base + p.cost_strictness * s,
                 "enrol_per_week": p.enrol_rate * (1.5 - s),
                 "planned_per_arm": p.planned_per_arm,
-                "active": tuple(self._active.tolist()),
+                "active": tuple(active),
                 "n": tuple(self._n.tolist()),
                 "responders": tuple(self._x.tolist()),
                 "adverse_events": tuple(self._ae.tolist()),
-                "z": tuple(z.tolist()),
-                "information_fraction": tuple(t.tolist()),
-                "boundary": tuple(b.tolist()),
-                "crossed": tuple(crossed.tolist()),
+                "z": tuple(z),
+                "information_fraction": tuple(t),
+                "boundary": tuple(b),
+                "crossed": tuple(crossed),
                 "predictive_probability": tuple(pp),
                 "prob_toxic": tuple(self._toxic.tolist()),
                 "ae_threshold": p.ae_threshold,
