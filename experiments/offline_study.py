@@ -33,23 +33,36 @@ DATA = Path("data") / "datasets"
 OUT = Path("data") / "offline_study"
 OFFLINE = ("bc", "rwbc", "learned_reward", "iql")
 ONLINE = ("heuristic", "random", "memexrl")
-#: family -> (dataset name, dataset arguments, splits, sweep tasks). The recruitment
-#: tasks differ in their sites, hence in their macro features: one dataset per task (the
-#: hardest), no task split there.
+#: study folder -> (family, dataset name, dataset arguments, splits, sweep tasks). The
+#: recruitment tasks differ in their sites: the main recruitment study is one task's
+#: dataset (the hardest); ``recruitment_tasks`` holds all three tasks in their united
+#: layout and evaluates on hard_bench what was learnt from easy and medium (``task``)
+#: beside what was learnt from hard_bench's own episodes (``worlds``).
 STUDIES = {
     "recruitment": (
+        "recruitment",
         "recruitment-hard-v0",
         ["--tasks", "hard_bench", "--episodes", "100"],
         ["worlds", "behaviour=heuristic+random"],
         ["--tasks", "hard_bench"],
     ),
+    "recruitment_tasks": (
+        "recruitment",
+        "recruitment-mixed-v0",
+        ["--env", "recruitment", "--episodes", "100"],
+        ["worlds", "task"],
+        ["--tasks", "hard_bench"],
+    ),
     "trial_design": (
+        "trial_design",
         "trial-mixed-v0",
         ["--env", "trial_design", "--episodes", "200"],
         ["worlds", "task", "unseen=null_world", "behaviour=heuristic+random"],
         [],
     ),
 }
+#: the studies the ablations repeat (one per family: its main study's dataset and tasks)
+ABLATED = ("recruitment", "trial_design")
 #: label -> (folder, agent, override): each collapses a method towards a simpler one
 ABLATIONS = {
     "bc, linear (hidden = 0)": ("bc_linear", "bc", "agent.bc.hidden=0"),
@@ -73,7 +86,7 @@ def cli(*args: str) -> None:
 
 
 def create_datasets() -> None:
-    for name, args, _, _ in STUDIES.values():
+    for _, name, args, _, _ in STUDIES.values():
         if not (DATA / name).exists():
             cli(
                 "dataset",
@@ -93,9 +106,9 @@ def create_datasets() -> None:
             )
 
 
-def sweep(family: str, fresh: bool) -> None:
-    name, _, splits, tasks = STUDIES[family]
-    folder = OUT / family
+def sweep(study: str, fresh: bool) -> None:
+    family, name, _, splits, tasks = STUDIES[study]
+    folder = OUT / study
     cli(
         "sweep",
         *PROTOCOL,
@@ -123,11 +136,11 @@ def ablation(label: str, family: str, fresh: bool) -> None:
         "sweep",
         *PROTOCOL,
         f"env={family}",
-        *STUDIES[family][3],
+        *STUDIES[family][4],
         "--agents",
         agent,
         "--dataset",
-        STUDIES[family][0],
+        STUDIES[family][1],
         "--data-dir",
         str(DATA),
         "--results",
@@ -143,12 +156,12 @@ def cell(values: np.ndarray) -> str:
     return f"{mean:.3f} ± {mean - lo:.3f}"
 
 
-def table(family: str) -> str:
-    frame = pd.read_csv(OUT / family / "sweep_results.csv")
+def table(study: str) -> str:
+    frame = pd.read_csv(OUT / study / "sweep_results.csv")
     sources = [(a, frame[frame.agent == a]) for a in frame.agent.unique()]
     for label, (folder, agent, _) in ABLATIONS.items():
-        path = OUT / "ablations" / f"{folder}_{family}" / "sweep_results.csv"
-        if path.exists():
+        path = OUT / "ablations" / f"{folder}_{study}" / "sweep_results.csv"
+        if study in ABLATED and path.exists():
             ab = pd.read_csv(path)
             sources.append((label, ab[ab.agent == agent]))
     tasks = list(dict.fromkeys(frame.task))
@@ -171,14 +184,15 @@ def main() -> None:
     os.chdir(ROOT)
     if not args.table:
         create_datasets()
-        for family in STUDIES:
-            print(f"sweeping {family} -> {OUT / family}", file=sys.stderr)
-            sweep(family, args.fresh)
+        for study in STUDIES:
+            print(f"sweeping {study} -> {OUT / study}", file=sys.stderr)
+            sweep(study, args.fresh)
+        for family in ABLATED:
             for label in ABLATIONS:
                 print(f"ablation {label} on {family}", file=sys.stderr)
                 ablation(label, family, args.fresh)
-    for family in STUDIES:
-        print(f"\n### {family}\n\n{table(family)}")
+    for study in STUDIES:
+        print(f"\n### {study}\n\n{table(study)}")
 
 
 if __name__ == "__main__":

@@ -635,13 +635,94 @@ def test_clinbench_run_sends_an_offline_agent_to_a_sweep(invoke):
     assert result.exit_code == 2 and "--dataset NAME" in result.output
 
 
-@needs_minari
-def test_tasks_of_different_feature_layouts_need_a_dataset_each(tmp_path):
-    from clinbench.offline.dataset import DatasetError, create
+# ---------------------------------------------------------------------- layouts
+EASY, HARD = "recruitment/easy_bench", "recruitment/hard_bench"
 
-    spec = small_spec(env="recruitment", tasks=("easy_bench", "hard_bench"), agents=("random",))
-    with pytest.raises(DatasetError, match="one dataset per task"):
-        create(spec, tmp_path)
+
+def test_the_union_layout_keeps_every_tasks_names_in_the_largest_tasks_order():
+    from clinbench.offline.layout import Layout, union
+
+    easy, hard = Layout.of(make(EASY).macro_space), Layout.of(make(HARD).macro_space)
+    assert len(easy.feature_names) < len(hard.feature_names)  # the sites differ
+    for order in ([easy, hard], [hard, easy]):
+        assert union(order) == hard  # easy's names are among hard's
+    medium = Layout.of(make("recruitment/medium_bench").macro_space)
+    assert union([easy, medium]) == medium
+    trial = Layout.of(make(TASK).macro_space)
+    assert union([trial, Layout.of(make("trial_design/rare_disease").macro_space)]) == trial
+
+
+def test_an_embedded_episode_keeps_its_values_by_name():
+    from clinbench.offline.layout import Layout, embed, union
+
+    easy = Layout.of(make(EASY).macro_space)
+    lay = union([easy, Layout.of(make(HARD).macro_space)])
+    (e,) = logged(EASY, "random", 1, noise=0.2)
+    out = embed(e, easy, lay)
+    for j, name in enumerate(lay.feature_names):
+        col = out.observations[:, j]
+        if name in easy.feature_names:
+            assert np.array_equal(col, e.observations[:, easy.feature_names.index(name)])
+        else:
+            assert not col.any()
+    for k, name in enumerate(lay.macro_names):
+        if name not in easy.macro_names:
+            assert not out.action_masks[:, k].any()
+    assert [lay.macro_names[k] for k in out.actions] == [easy.macro_names[k] for k in e.actions]
+    assert all(out.action_masks[t, k] for t, k in enumerate(out.actions))
+    assert embed(e, easy, easy) is e
+
+
+def test_an_agent_fitted_on_other_tasks_plays_only_what_its_data_shows():
+    """bc learns from easy_bench's episodes (4 sites) and plays hard_bench (10): every
+    action is valid and no macro-action of a site easy_bench lacks is ever chosen."""
+    from clinbench.offline.layout import Layout
+
+    easy = Layout.of(make(EASY).macro_space)
+    data = OfflineData.from_episodes(
+        logged(EASY, "heuristic", 20, noise=0.1), easy.feature_names, easy.macro_names
+    )
+    env = make(HARD)
+    agent = BCAgent(AgentContext.of(env), steps=200)
+    agent.fit(data, np.random.default_rng(0))
+    chosen = set()
+    obs, _ = env.reset(seed=3)
+    done = False
+    while not done:
+        action = agent.act(obs)
+        k = env.macro_space.index_of(action)
+        assert env.macro_space.mask(obs)[k]
+        chosen.add(env.macro_space.names[k])
+        obs, _, done, _, info = env.step(action)
+        assert info.get("error") is None
+    assert chosen <= set(easy.macro_names)
+    with pytest.raises(ValueError, match="another environment family"):
+        BCAgent(AgentContext.of(make(TASK))).fit(data, np.random.default_rng(0))
+
+
+@needs_minari
+def test_a_dataset_of_tasks_with_other_sites_stores_the_union_layout(tmp_path):
+    from clinbench.offline.dataset import create, load
+    from clinbench.offline.protocol import training_data
+
+    spec = small_spec(
+        name="rec-two-v0",
+        env="recruitment",
+        tasks=("easy_bench", "hard_bench"),
+        agents=("random",),
+        episodes=3,
+    )
+    meta = create(spec, tmp_path)
+    hard = make(HARD).macro_space
+    assert meta["feature_names"] == list(hard.feature_names)
+    assert meta["macro_names"] == list(hard.names)
+    _, episodes = load(spec.name, tmp_path)
+    assert {e.observations.shape[1] for e in episodes} == {hard.n_features}
+    data, about = training_data(spec.name, tmp_path, "task", "hard_bench")
+    assert about["tasks"] == ["easy_bench"] and data.n_episodes == 3
+    agent = BCAgent(AgentContext.of(make(HARD)), steps=50)
+    agent.fit(data, np.random.default_rng(0))
+    assert mean_score(agent, HARD, 3) >= 0.0
 
 
 def test_behaviour_parameters_are_plain_data():

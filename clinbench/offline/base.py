@@ -6,6 +6,9 @@ protocol (:mod:`clinbench.offline.protocol`) hands it the dataset's arrays throu
 refuses anything but an :class:`OfflineData`. It acts like the online learners: a
 masked softmax policy (``agents/core/policy.py``) over standardised macro features,
 greedy at evaluation. Features are rounded to float32 when acting, as they are stored.
+The networks are sized by the data's layout and act on the task through a
+:class:`~clinbench.offline.layout.Projection` (the same layout but for a dataset of
+tasks with other sites: see :mod:`clinbench.offline.layout`).
 
 Shared hyper-parameters (each method's YAML in ``conf/agent/``):
     hidden (64): hidden units of every network (0: linear).
@@ -27,6 +30,7 @@ from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import Forward, SoftmaxPolicy, grad_log_prob
 from clinbench.agents.core.standardise import Standardiser
 from clinbench.offline.data import OfflineData
+from clinbench.offline.layout import Layout, Projection
 
 
 class NotFittedError(RuntimeError):
@@ -57,6 +61,8 @@ class OfflineAgent(Agent):
         n_in, n_out = self.macros.n_features, self.macros.n
         self.policy = SoftmaxPolicy(n_in, n_out, np.random.default_rng(0), hidden)
         self.std = Standardiser(n_in)
+        self.n_in, self.n_out = n_in, n_out
+        self.projection = Projection(Layout.of(self.macros), Layout.of(self.macros))
         self.fitted = False
 
     # ---- fitting ------------------------------------------------------------------
@@ -67,12 +73,14 @@ class OfflineAgent(Agent):
                 f"offline agent {self.name!r} learns from an OfflineData, not a "
                 f"{type(data).__name__}: offline agents never get an environment"
             )
-        if data.feature_names != self.macros.feature_names or data.macro_names != self.macros.names:
-            raise ValueError(
-                f"the dataset's features and macro-actions are not those of {self.env_spec.env}"
-                f"/{self.env_spec.task}: it was logged on another environment family"
+        try:
+            self.projection = Projection(
+                Layout(data.feature_names, data.macro_names), Layout.of(self.macros)
             )
-        self.std = Standardiser(self.macros.n_features)
+        except ValueError as exc:
+            raise ValueError(f"{self.env_spec.env}/{self.env_spec.task}: {exc}") from None
+        self.n_in, self.n_out = len(data.feature_names), len(data.macro_names)
+        self.std = Standardiser(self.n_in)
         self.std.update(data.observations)
         # One stream for the policy, one for everything else: a method whose extra
         # networks collapse (iql at temperature 0) draws the policy exactly as bc.
@@ -89,7 +97,7 @@ class OfflineAgent(Agent):
 
     def network(self, n_out: int, rng: np.random.Generator) -> SoftmaxPolicy:
         """A fresh network of the agent's shape (the policy's MLP, used as a regressor)."""
-        return SoftmaxPolicy(self.macros.n_features, n_out, rng, self.hidden)
+        return SoftmaxPolicy(self.n_in, n_out, rng, self.hidden)
 
     def fit_policy(
         self,
@@ -104,7 +112,7 @@ class OfflineAgent(Agent):
         rng = self.policy_rng
         if weights is not None and np.all(weights == weights[0]):
             weights = None
-        self.policy = self.network(self.macros.n, rng)
+        self.policy = self.network(self.n_out, rng)
         optimizer = Adam(self.policy.params, lr=self.lr)
         for _ in range(self.steps):
             i = rng.integers(0, actions.size, self.batch_size)
@@ -124,9 +132,10 @@ class OfflineAgent(Agent):
                 f"offline agent {self.name!r} has not been fitted: it learns from a dataset "
                 f"(clinbench sweep --agents {self.name} --dataset NAME)"
             )
-        f = self.macros.features(obs).astype(np.float32).astype(np.float64)
-        a, _ = self.policy.choose(self.std(f), self.macros.mask(obs), None)
-        return self.macros.to_action(a, obs)
+        proj = self.projection
+        f = proj.features(self.macros.features(obs)).astype(np.float32).astype(np.float64)
+        a, _ = self.policy.choose(self.std(f), proj.mask(self.macros.mask(obs)), None)
+        return self.macros.to_action(proj.action(a), obs)
 
 
 def regression_step(net: SoftmaxPolicy, x: np.ndarray, g_out: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,7 +11,9 @@ jobs.
 
 Layout (Minari 0.5, arrow): ``<data dir>/<name>/data/`` with ``metadata.json`` and one
 folder per episode. Observations are the macro features (float32, as the Gymnasium
-adapter's observation space), actions the macro-action index, ``infos["action_mask"]``
+adapter's observation space), actions the macro-action index, both in the layout of
+the dataset (its tasks' names united, :mod:`clinbench.offline.layout`; for tasks of one
+layout, theirs), ``infos["action_mask"]``
 the validity mask of every observation; each episode's metadata holds its task,
 behaviour agent, world seed, score and episode metrics, and the dataset's
 ``metadata["clinbench"]`` everything it was made from. The data folder is
@@ -39,6 +41,7 @@ import numpy as np
 import clinbench
 from clinbench.offline import INSTALL_HINT, available
 from clinbench.offline.data import LoggedEpisode
+from clinbench.offline.layout import Layout, embed, union
 
 #: Minari's dataset id: name-v<version>
 NAME_RULE = "letters, digits, '-' and '_', ending in -v<version> (e.g. recruitment-hard-v0)"
@@ -223,7 +226,6 @@ def create(
     """Play every unit (resuming finished ones), write the dataset, return its metadata."""
     _require_minari()
     check_name(spec.name)
-    _check_layout(spec)
     target = root / spec.name
     if target.exists():
         if not force:
@@ -246,47 +248,44 @@ def create(
         ):
             if on_unit:
                 on_unit(task, agent)
-    episodes = [e for u in spec.units() for e in _load_unit(paths[u])]
-    meta = _write(spec, root, episodes)
+    lay = layout(spec)
+    tasks = {t: _task_layout(spec, t) for t in spec.tasks}
+    episodes = [embed(e, tasks[e.task], lay) for u in spec.units() for e in _load_unit(paths[u])]
+    meta = _write(spec, root, episodes, lay)
     shutil.rmtree(staging)
     return meta
 
 
-def _check_layout(spec: DatasetSpec) -> None:
-    """One dataset, one observation space: its tasks must share the macro features and
-    actions (the trial tasks do; the recruitment tasks differ by their sites)."""
+def layout(spec: DatasetSpec) -> Layout:
+    """The dataset's observation layout: its tasks' macro features and actions united by
+    name (:mod:`clinbench.offline.layout`; the trial tasks share one, the recruitment
+    tasks differ by their sites)."""
+    return union([_task_layout(spec, t) for t in spec.tasks])
+
+
+def _task_layout(spec: DatasetSpec, task: str) -> Layout:
     from clinbench.env.registry import make
 
-    layouts = {}
-    for t in spec.tasks:
-        m = make(f"{spec.env}/{t}", **spec.env_overrides).macro_space
-        layouts[t] = (m.feature_names, m.names)
-    if len(set(layouts.values())) > 1:
-        sizes = ", ".join(f"{t} {len(f)} features" for t, (f, _) in layouts.items())
-        raise DatasetError(
-            f"the tasks' macro features differ ({sizes}): a dataset has one observation "
-            "space, so make one dataset per task"
-        )
+    return Layout.of(make(f"{spec.env}/{task}", **spec.env_overrides).macro_space)
 
 
-def _spaces(spec: DatasetSpec):
+def _spaces(lay: Layout):
     import gymnasium as gym
 
-    from clinbench.env.registry import make
-
-    macros = make(f"{spec.env}/{spec.tasks[0]}", **spec.env_overrides).macro_space
-    obs = gym.spaces.Box(-np.inf, np.inf, (macros.n_features,), np.float32)
-    return obs, gym.spaces.Discrete(macros.n), macros
+    obs = gym.spaces.Box(-np.inf, np.inf, (len(lay.feature_names),), np.float32)
+    return obs, gym.spaces.Discrete(len(lay.macro_names))
 
 
-def _write(spec: DatasetSpec, root: Path, episodes: list[LoggedEpisode]) -> dict[str, Any]:
+def _write(
+    spec: DatasetSpec, root: Path, episodes: list[LoggedEpisode], lay: Layout
+) -> dict[str, Any]:
     import minari
     from minari.data_collector.episode_buffer import EpisodeBuffer
 
     from clinbench.env.registry import spec as task_spec
     from clinbench.sweep.cells import code_id
 
-    obs_space, act_space, macros = _spaces(spec)
+    obs_space, act_space = _spaces(lay)
     buffers = [
         EpisodeBuffer(
             id=i,
@@ -315,8 +314,8 @@ def _write(spec: DatasetSpec, root: Path, episodes: list[LoggedEpisode]) -> dict
         "code": code_id(spec.env),
         "clinbench_version": clinbench.__version__,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "feature_names": list(macros.feature_names),
-        "macro_names": list(macros.names),
+        "feature_names": list(lay.feature_names),
+        "macro_names": list(lay.macro_names),
         "episodes": len(episodes),
         "transitions": int(sum(len(e) for e in episodes)),
         "behaviour_scores": scores,

@@ -80,7 +80,7 @@ class IQLAgent(OfflineAgent):
 
     def fit_values(self, data: OfflineData, x: np.ndarray, x_next: np.ndarray, rng):
         """(target Q, V) after ``steps`` minibatch updates of V, Q and the average."""
-        n, a_all = self.macros.n, data.actions
+        n, a_all = self.n_out, data.actions
         q, v = self.network(n, rng), self.network(1, rng)
         q_target = q.copy()
         opt_q, opt_v = Adam(q.params, lr=self.lr), Adam(v.params, lr=self.lr)

@@ -52,13 +52,13 @@ def fit_action_values(
 ) -> Any:
     """Minibatch Adam on the squared error of the logged action's output; the network
     (a :class:`SoftmaxPolicy` used as a regressor) then ranks actions by its outputs."""
-    net = agent.network(agent.macros.n, rng)
+    net = agent.network(agent.n_out, rng)
     optimizer = Adam(net.params, lr=agent.lr)
     for _ in range(agent.steps):
         i = rng.integers(0, actions.size, agent.batch_size)
         rows = np.arange(i.size)
         err = y[i] - predict(net, x[i])[rows, actions[i]]
-        g = np.zeros((i.size, agent.macros.n))
+        g = np.zeros((i.size, agent.n_out))
         g[rows, actions[i]] = err * (2.0 / i.size)  # ascent on -MSE
         optimizer.step(net.params, regression_step(net, x[i], g))
     return net

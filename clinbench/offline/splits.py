@@ -8,8 +8,9 @@ Evaluation is always online on the shared evaluation worlds, which no dataset co
 ``task``
     the episodes of the dataset's *other* tasks (leave one task out: a cell on
     ``efficacy_safety`` of a dataset of the three trial tasks learns from
-    ``effective_drug`` and ``rare_disease``; a dataset's tasks share one feature
-    layout, so recruitment datasets hold one task each and have no task split).
+    ``effective_drug`` and ``rare_disease``; one of the three recruitment tasks
+    learns from the other two, whose sites it partly lacks or adds to: the dataset
+    unites their layouts by name, :mod:`clinbench.offline.layout`).
 ``behaviour=A[+B...]``
     the task's episodes of the named behaviour agents only (an unseen mixture: the
     same protocol, another behaviour).
