@@ -652,13 +652,13 @@ def test_the_union_layout_keeps_every_tasks_names_in_the_largest_tasks_order():
     assert union([trial, Layout.of(make("trial_design/rare_disease").macro_space)]) == trial
 
 
-def test_an_embedded_episode_keeps_its_values_by_name():
-    from clinbench.offline.layout import Layout, embed, union
+def test_an_episode_in_another_layout_keeps_its_values_by_name():
+    from clinbench.offline.layout import Layout, relayout, union
 
     easy = Layout.of(make(EASY).macro_space)
     lay = union([easy, Layout.of(make(HARD).macro_space)])
     (e,) = logged(EASY, "random", 1, noise=0.2)
-    out = embed(e, easy, lay)
+    out = relayout(e, easy, lay)
     for j, name in enumerate(lay.feature_names):
         col = out.observations[:, j]
         if name in easy.feature_names:
@@ -670,7 +670,16 @@ def test_an_embedded_episode_keeps_its_values_by_name():
             assert not out.action_masks[:, k].any()
     assert [lay.macro_names[k] for k in out.actions] == [easy.macro_names[k] for k in e.actions]
     assert all(out.action_masks[t, k] for t, k in enumerate(out.actions))
-    assert embed(e, easy, easy) is e
+    assert relayout(e, easy, easy) is e
+    back = relayout(out, lay, easy)  # and back: the episode as logged
+    for name in ("observations", "action_masks", "actions"):
+        assert np.array_equal(getattr(back, name), getattr(e, name))
+    from dataclasses import replace
+
+    focus_a = replace(e, actions=np.full_like(e.actions, easy.macro_names.index("focus_site_A")))
+    without_a = Layout(lay.feature_names, tuple(n for n in lay.macro_names if n != "focus_site_A"))
+    with pytest.raises(ValueError, match="not in the target layout"):
+        relayout(focus_a, easy, without_a)
 
 
 def test_an_agent_fitted_on_other_tasks_plays_only_what_its_data_shows():
@@ -720,6 +729,13 @@ def test_a_dataset_of_tasks_with_other_sites_stores_the_union_layout(tmp_path):
     assert {e.observations.shape[1] for e in episodes} == {hard.n_features}
     data, about = training_data(spec.name, tmp_path, "task", "hard_bench")
     assert about["tasks"] == ["easy_bench"] and data.n_episodes == 3
+    # learnt in easy_bench's own layout: no input column its episodes never filled
+    easy = make(EASY).macro_space
+    assert data.feature_names == easy.feature_names and data.macro_names == easy.names
+    assert data.observations.shape[1] == easy.n_features
+    own, _ = training_data(spec.name, tmp_path, "worlds", "easy_bench")
+    assert own.feature_names == easy.feature_names
+    assert np.array_equal(own.observations, data.observations)
     agent = BCAgent(AgentContext.of(make(HARD)), steps=50)
     agent.fit(data, np.random.default_rng(0))
     assert mean_score(agent, HARD, 3) >= 0.0

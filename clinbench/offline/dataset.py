@@ -41,7 +41,7 @@ import numpy as np
 import clinbench
 from clinbench.offline import INSTALL_HINT, available
 from clinbench.offline.data import LoggedEpisode
-from clinbench.offline.layout import Layout, embed, union
+from clinbench.offline.layout import Layout, relayout, union
 
 #: Minari's dataset id: name-v<version>
 NAME_RULE = "letters, digits, '-' and '_', ending in -v<version> (e.g. recruitment-hard-v0)"
@@ -249,8 +249,10 @@ def create(
             if on_unit:
                 on_unit(task, agent)
     lay = layout(spec)
-    tasks = {t: _task_layout(spec, t) for t in spec.tasks}
-    episodes = [embed(e, tasks[e.task], lay) for u in spec.units() for e in _load_unit(paths[u])]
+    tasks = {t: _task_layout(spec.env, t, spec.env_overrides) for t in spec.tasks}
+    episodes = [
+        relayout(e, tasks[e.task], lay) for u in spec.units() for e in _load_unit(paths[u])
+    ]
     meta = _write(spec, root, episodes, lay)
     shutil.rmtree(staging)
     return meta
@@ -260,13 +262,19 @@ def layout(spec: DatasetSpec) -> Layout:
     """The dataset's observation layout: its tasks' macro features and actions united by
     name (:mod:`clinbench.offline.layout`; the trial tasks share one, the recruitment
     tasks differ by their sites)."""
-    return union([_task_layout(spec, t) for t in spec.tasks])
+    return union([_task_layout(spec.env, t, spec.env_overrides) for t in spec.tasks])
 
 
-def _task_layout(spec: DatasetSpec, task: str) -> Layout:
+def tasks_layout(meta: dict[str, Any], tasks: list[str]) -> Layout:
+    """The layout of some of a dataset's tasks (their names united), from its metadata."""
+    spec = meta["spec"]
+    return union([_task_layout(spec["env"], t, spec["env_overrides"]) for t in tasks])
+
+
+def _task_layout(env: str, task: str, overrides: dict[str, Any]) -> Layout:
     from clinbench.env.registry import make
 
-    return Layout.of(make(f"{spec.env}/{task}", **spec.env_overrides).macro_space)
+    return Layout.of(make(f"{env}/{task}", **overrides).macro_space)
 
 
 def _spaces(lay: Layout):

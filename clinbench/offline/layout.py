@@ -8,10 +8,12 @@ theirs. A feature a task lacks is stored as 0, a macro-action it lacks as never 
 For tasks that share one layout (the trial-design tasks) the union is that layout and
 nothing is moved.
 
-An offline agent plays a task through a :class:`Projection` of the data's layout onto
-the task's, by the same names: a feature of the task the data lacks is not an input
-(the agent never saw it), a macro-action the data lacks is never chosen. This is what
-lets a cell learn from easy and medium and be evaluated on hard (the ``task`` split).
+A cell learns in the layout of the tasks its split selects (easy and medium: medium's
+names), not the whole dataset's, so no input is a column its episodes never filled. It
+plays its task through a :class:`Projection` of that layout onto the task's, by the
+same names: a feature of the task the data lacks is not an input (the agent never saw
+it), a macro-action the data lacks is never chosen. This is what lets a cell learn from
+easy and medium and be evaluated on hard (the ``task`` split).
 """
 
 from __future__ import annotations
@@ -66,18 +68,23 @@ def _take(values: np.ndarray, idx: np.ndarray, fill) -> np.ndarray:
     return out
 
 
-def embed(episode: LoggedEpisode, task: Layout, dataset: Layout) -> LoggedEpisode:
-    """``episode`` (logged in its task's layout) in the dataset's layout."""
-    if task == dataset:
+def relayout(episode: LoggedEpisode, source: Layout, target: Layout) -> LoggedEpisode:
+    """``episode``'s arrays, stored in layout ``source``, in layout ``target`` by name:
+    a task's episode in its dataset's layout, or a dataset's episode in the layout of
+    the tasks a split selects. Names ``source`` lacks are 0 (features) or never valid
+    (macro-actions); every logged action must exist in ``target``."""
+    if source == target:
         return episode
-    features = _positions(dataset.feature_names, task.feature_names)
-    macros = _positions(dataset.macro_names, task.macro_names)
-    to_dataset = _positions(task.macro_names, dataset.macro_names)
+    features = _positions(target.feature_names, source.feature_names)
+    macros = _positions(target.macro_names, source.macro_names)
+    actions = _positions(source.macro_names, target.macro_names)[episode.actions]
+    if (actions < 0).any():
+        raise ValueError("an episode's logged macro-action is not in the target layout")
     return replace(
         episode,
         observations=_take(episode.observations, features, 0.0),
         action_masks=_take(episode.action_masks, macros, False),
-        actions=to_dataset[episode.actions],
+        actions=actions,
     )
 
 

@@ -22,7 +22,8 @@ from clinbench.agents.registry import make_agent
 from clinbench.env.registry import family
 from clinbench.offline import splits
 from clinbench.offline.data import OfflineData
-from clinbench.offline.dataset import load
+from clinbench.offline.dataset import load, tasks_layout
+from clinbench.offline.layout import Layout, relayout
 from clinbench.protocol import (
     CellResult,
     Protocol,
@@ -40,7 +41,11 @@ def training_data(
     """The arrays a cell on ``task`` learns from, and what the report says about them."""
     meta, episodes = load(name, root)
     chosen = splits.select(episodes, splits.parse(split), task)
-    data = OfflineData.from_episodes(chosen, meta["feature_names"], meta["macro_names"])
+    # learn in the layout of the tasks chosen, not the dataset's (clinbench.offline.layout)
+    stored = Layout(tuple(meta["feature_names"]), tuple(meta["macro_names"]))
+    seen = tasks_layout(meta, sorted({e.task for e in chosen}))
+    chosen = [relayout(e, stored, seen) for e in chosen]
+    data = OfflineData.from_episodes(chosen, seen.feature_names, seen.macro_names)
     scores: dict[str, list[float]] = {}
     for e in chosen:
         scores.setdefault(e.behaviour, []).append(e.score)
