@@ -74,3 +74,25 @@ def torch_capability() -> str | None:
     if torch is None:
         return None
     return str(torch.backends.cpu.get_cpu_capability())
+
+
+def numpy_simd() -> str:
+    """The SIMD targets numpy's own ufuncs dispatch to in this process (those of its
+    ``__cpu_dispatch__`` this CPU has, e.g. ``"X86_V3 X86_V4 AVX512_ICL"``). Not pinned
+    yet, and their ``exp`` / ``log`` round differently per target (docs/scaling.md):
+    each cell records them so results from different machines can be told apart."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # pragma: no cover  (numpy < 2)
+        return ""
+    return " ".join(t for t in __cpu_dispatch__ if __cpu_features__.get(t))
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (``/proc/cpuinfo``), for the manifest."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            line = next((line for line in f if line.startswith("model name")), "")
+    except OSError:
+        return None
+    return line.partition(":")[2].strip() or None

@@ -20,7 +20,7 @@ from typing import Any
 
 import clinbench
 from clinbench.config import SweepConfig
-from clinbench.numerics import blas_kernel, torch_capability
+from clinbench.numerics import blas_kernel, numpy_simd, torch_capability
 from clinbench.sweep.store import FORMAT
 
 #: Sources whose change changes what a cell of any family computes: the shared
@@ -259,6 +259,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         }
     record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
     record["blas_kernel"] = blas_kernel()  # the worker's (clinbench/numerics.py)
+    record["numpy_simd"] = numpy_simd()
     if (capability := torch_capability()) is not None:
         record["torch_capability"] = capability
     return record

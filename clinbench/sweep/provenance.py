@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import clinbench
-from clinbench.numerics import blas_kernel
+from clinbench.numerics import blas_kernel, cpu_model, numpy_simd
 
 LIBRARIES = (
     "numpy",
@@ -79,9 +79,11 @@ def machine() -> dict[str, Any]:
         "system": platform.system(),
         "machine": platform.machine(),
         "processor": platform.processor() or None,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "blas_kernel": blas_kernel(),
+        "numpy_simd": numpy_simd(),
     }
 
 
