@@ -6,9 +6,9 @@ protocol (:mod:`clinbench.offline.protocol`) hands it the dataset's arrays throu
 refuses anything but an :class:`OfflineData`. It acts like the online learners: a
 masked softmax policy (``agents/core/policy.py``) over standardised macro features,
 greedy at evaluation. Features are rounded to float32 when acting, as they are stored.
-The networks are sized by the data's layout and act on the task through a
-:class:`~clinbench.offline.layout.Projection` (the same layout but for a dataset of
-tasks with other sites: see :mod:`clinbench.offline.layout`).
+The networks are sized by the layout the data come in and act on the task through a
+:class:`~clinbench.offline.layout.Projection` by name: the identity, unless the data
+come from tasks with other sites (:mod:`clinbench.offline.layout`).
 
 Shared hyper-parameters (each method's YAML in ``conf/agent/``):
     hidden (64): hidden units of every network (0: linear).

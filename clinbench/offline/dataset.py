@@ -29,7 +29,7 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -262,12 +262,12 @@ def layout(spec: DatasetSpec) -> Layout:
     """The dataset's observation layout: its tasks' macro features and actions united by
     name (:mod:`clinbench.offline.layout`; the trial tasks share one, the recruitment
     tasks differ by their sites)."""
-    return union([_task_layout(spec.env, t, spec.env_overrides) for t in spec.tasks])
+    return tasks_layout(asdict(spec), spec.tasks)
 
 
-def tasks_layout(meta: dict[str, Any], tasks: list[str]) -> Layout:
-    """The layout of some of a dataset's tasks (their names united), from its metadata."""
-    spec = meta["spec"]
+def tasks_layout(spec: dict[str, Any], tasks: Sequence[str]) -> Layout:
+    """The layout of some of a dataset's tasks (their names united); ``spec`` is the
+    dataset's spec as stored in its metadata (``meta["spec"]``)."""
     return union([_task_layout(spec["env"], t, spec["env_overrides"]) for t in tasks])
 
 

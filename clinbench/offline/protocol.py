@@ -43,7 +43,7 @@ def training_data(
     chosen = splits.select(episodes, splits.parse(split), task)
     # learn in the layout of the tasks chosen, not the dataset's (clinbench.offline.layout)
     stored = Layout(tuple(meta["feature_names"]), tuple(meta["macro_names"]))
-    seen = tasks_layout(meta, sorted({e.task for e in chosen}))
+    seen = tasks_layout(meta["spec"], sorted({e.task for e in chosen}))
     chosen = [relayout(e, stored, seen) for e in chosen]
     data = OfflineData.from_episodes(chosen, seen.feature_names, seen.macro_names)
     scores: dict[str, list[float]] = {}
