@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F401
 
@@ -33,27 +34,35 @@ DATA = Path("data") / "datasets"
 OUT = Path("data") / "offline_study"
 OFFLINE = ("bc", "rwbc", "learned_reward", "iql")
 ONLINE = ("heuristic", "random", "memexrl")
-#: study folder -> (family, dataset name, dataset arguments, splits, sweep tasks). The
+class Study(NamedTuple):
+    family: str
+    dataset: str
+    dataset_args: list[str]
+    splits: list[str]
+    sweep_args: list[str]
+
+
+#: study folder -> Study (family, dataset, its arguments, splits, sweep tasks). The
 #: recruitment tasks differ in their sites: the main recruitment study is one task's
 #: dataset (the hardest); ``recruitment_tasks`` holds all three tasks in their united
 #: layout and evaluates on hard_bench what was learnt from easy and medium (``task``)
 #: beside what was learnt from hard_bench's own episodes (``worlds``).
 STUDIES = {
-    "recruitment": (
+    "recruitment": Study(
         "recruitment",
         "recruitment-hard-v0",
         ["--tasks", "hard_bench", "--episodes", "100"],
         ["worlds", "behaviour=heuristic+random"],
         ["--tasks", "hard_bench"],
     ),
-    "recruitment_tasks": (
+    "recruitment_tasks": Study(
         "recruitment",
         "recruitment-mixed-v0",
         ["--env", "recruitment", "--episodes", "100"],
         ["worlds", "task"],
         ["--tasks", "hard_bench"],
     ),
-    "trial_design": (
+    "trial_design": Study(
         "trial_design",
         "trial-mixed-v0",
         ["--env", "trial_design", "--episodes", "200"],
@@ -136,11 +145,11 @@ def ablation(label: str, family: str, fresh: bool) -> None:
         "sweep",
         *PROTOCOL,
         f"env={family}",
-        *STUDIES[family][4],
+        *STUDIES[family].sweep_args,
         "--agents",
         agent,
         "--dataset",
-        STUDIES[family][1],
+        STUDIES[family].dataset,
         "--data-dir",
         str(DATA),
         "--results",
