@@ -129,6 +129,8 @@ def test_normalise_list_options(args, expected):
 
 def test_split_list():
     assert split_list("1,7, 21,") == ["1", "7", "21"]
+    # one quoted argument, as --help shows it: --agents 'heuristic hcapo'
+    assert split_list("heuristic hcapo") == ["heuristic", "hcapo"]
     assert split_list("") == [] and split_list(None) == []
 
 

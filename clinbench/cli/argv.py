@@ -33,8 +33,8 @@ def normalise_list_options(args: list[str]) -> list[str]:
 
 
 def split_list(value: str | None) -> list[str]:
-    """``"1,7, 21"`` -> ``["1", "7", "21"]`` (empty items dropped)."""
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
+    """``"1,7, 21"`` or one quoted ``"1 7 21"`` -> ``["1", "7", "21"]`` (empty items dropped)."""
+    return (value or "").replace(",", " ").split()
 
 
 class ClinbenchGroup(TyperGroup):
