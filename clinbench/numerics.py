@@ -1,4 +1,4 @@
-"""Bit-identical numbers across machines: one OpenBLAS kernel everywhere.
+"""Bit-identical numbers across machines: one OpenBLAS kernel, one numpy SIMD level.
 
 OpenBLAS picks its compute kernels for the CPU it finds when numpy loads it, and the
 kernels round differently: on an AVX-512 machine (kernel "SkylakeX") the learning
@@ -14,6 +14,13 @@ torch (the optional stable-baselines3 agents) dispatches its CPU kernels the sam
 (AVX-512 where it finds it), so clinbench also pins torch's kernels to AVX2
 (``ATEN_CPU_CAPABILITY``) and asks MKL for AVX2 results (``MKL_CBWR``); each cell
 records the capability torch ran with (:func:`torch_capability`).
+
+numpy's own ufuncs dispatch the same way: on an AVX-512 CPU, ``exp`` and ``log`` run
+AVX-512 code that rounds differently from the AVX2 code (measured: the learning agents'
+recruitment cells and the dose-finding observation's ``prob_better`` change in the last
+bits, and training amplifies that). clinbench switches numpy's AVX-512 targets off
+(``NPY_DISABLE_CPU_FEATURES``), so every x86-64 CPU with AVX2 and FMA dispatches to the
+same ``X86_V3`` code; each cell records what numpy dispatched to (:func:`numpy_simd`).
 """
 
 from __future__ import annotations
@@ -26,6 +33,10 @@ import sys
 PINNED_KERNEL = "Haswell"
 #: torch's CPU capability (and MKL's reproducibility branch) of the canonical results.
 PINNED_TORCH = "AVX2"
+#: numpy's dispatch targets above AVX2 + FMA (``X86_V3``), switched off for the same reason.
+NUMPY_OFF = "X86_V4 AVX512_ICL AVX512_SPR"
+#: What numpy dispatches to with them off, on any CPU that runs the pinned kernels.
+PINNED_NUMPY = "X86_V3"
 
 
 def _cpu_has_avx2_fma() -> bool:
@@ -44,11 +55,19 @@ def pin_worker_environment() -> None:
         os.environ.setdefault("OPENBLAS_CORETYPE", PINNED_KERNEL)
         os.environ.setdefault("ATEN_CPU_CAPABILITY", PINNED_TORCH.lower())
         os.environ.setdefault("MKL_CBWR", PINNED_TORCH)
+        _pin_numpy_simd()
+
+
+def _pin_numpy_simd() -> None:
+    # numpy refuses to load with both variables set, so a user's own choice of either wins.
+    if "NPY_ENABLE_CPU_FEATURES" not in os.environ:
+        os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", NUMPY_OFF)
 
 
 def pin_blas_kernel() -> None:
-    """Set ``OPENBLAS_CORETYPE``, ``ATEN_CPU_CAPABILITY`` and ``MKL_CBWR`` (each unless
-    already set) on x86-64 CPUs that can run the pinned kernels."""
+    """Set ``OPENBLAS_CORETYPE``, ``ATEN_CPU_CAPABILITY``, ``MKL_CBWR`` and
+    ``NPY_DISABLE_CPU_FEATURES`` (each unless already set) on x86-64 CPUs that can run
+    the pinned kernels."""
     if platform.machine().lower() not in ("x86_64", "amd64") or not _cpu_has_avx2_fma():
         return
     if "torch" not in sys.modules:
@@ -56,6 +75,7 @@ def pin_blas_kernel() -> None:
         os.environ.setdefault("MKL_CBWR", PINNED_TORCH)
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_CORETYPE", PINNED_KERNEL)
+        _pin_numpy_simd()
 
 
 def blas_kernel() -> str | None:
@@ -78,9 +98,9 @@ def torch_capability() -> str | None:
 
 def numpy_simd() -> str:
     """The SIMD targets numpy's own ufuncs dispatch to in this process (those of its
-    ``__cpu_dispatch__`` this CPU has, e.g. ``"X86_V3 X86_V4 AVX512_ICL"``). Not pinned
-    yet, and their ``exp`` / ``log`` round differently per target (docs/scaling.md):
-    each cell records them so results from different machines can be told apart."""
+    ``__cpu_dispatch__`` this CPU has and has not switched off): :data:`PINNED_NUMPY`
+    when the pin is in force on an AVX2 + FMA CPU, e.g. ``"X86_V3 X86_V4 AVX512_ICL"``
+    on an AVX-512 CPU without it. Each cell records it."""
     try:
         from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
     except ImportError:  # pragma: no cover  (numpy < 2)

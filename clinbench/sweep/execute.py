@@ -31,7 +31,13 @@ from rich.progress import (
 )
 
 from clinbench.config import ConfigError, SweepConfig
-from clinbench.numerics import PINNED_KERNEL, blas_kernel, pin_worker_environment
+from clinbench.numerics import (
+    PINNED_KERNEL,
+    PINNED_NUMPY,
+    blas_kernel,
+    numpy_simd,
+    pin_worker_environment,
+)
 from clinbench.sweep.cells import Cell, code_id, expand, expected_cost, run_cell_record
 from clinbench.sweep.provenance import config_hash, manifest
 from clinbench.sweep.store import (
@@ -169,6 +175,13 @@ def run_sweep(
             f"numbers (import clinbench before numpy, or set OPENBLAS_CORETYPE={PINNED_KERNEL}; "
             "clinbench/numerics.py)"
         )
+    if _unpinned_simd(numpy_simd()) and cfg.launcher.backend == "sequential":
+        console.print(
+            f"[yellow]warning:[/] numpy dispatches to {numpy_simd()}, not {PINNED_NUMPY}, in this "
+            "process, which computes the cells (backend sequential): learning agents may not "
+            "reproduce the canonical numbers (import clinbench before numpy, or set "
+            "NPY_DISABLE_CPU_FEATURES; clinbench/numerics.py)"
+        )
     cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
     for message in corrupt:
         console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")
@@ -231,6 +244,15 @@ def run_sweep(
             "(each cell file records its 'blas_kernel'; docs/scaling.md says how to pin it on "
             "workers)"
         )
+    simd = sorted(
+        {str(r.get("numpy_simd")) for r in ordered if _unpinned_simd(r.get("numpy_simd"))}
+    )
+    if simd:
+        console.print(
+            f"[yellow]warning:[/] some cells ran with numpy dispatching to {' / '.join(simd)}, "
+            f"not {PINNED_NUMPY} (each cell file records its 'numpy_simd'; docs/scaling.md says "
+            "how to pin it on workers)"
+        )
     outcome.outputs = write_tidy(ordered, cfg.results)
     outcome.wall_seconds = time.perf_counter() - t0
     resolved = OmegaConf.to_yaml(OmegaConf.create(cfg.raw))
@@ -281,3 +303,8 @@ def run_sweep(
     )
     outcome.outputs["manifest"] = cfg.results / "manifest.json"
     return outcome
+
+
+def _unpinned_simd(simd: str | None) -> bool:
+    """numpy dispatched above the pinned level (a cell file without the field is not)."""
+    return simd is not None and PINNED_NUMPY in simd.split() and simd != PINNED_NUMPY
