@@ -10,7 +10,10 @@ valid play (the last, ending macro excluded while another is valid; worlds of se
 the float64 features and bool mask of every observation, every concrete action, reward,
 flags, error, outcome and final score. The features are hashed as raw float64 bytes, so
 one feature value off by one ulp changes the digest (checked below). Re-freeze only
-together with a task version bump.
+together with a task version bump. The digests are those of numpy's pinned ``X86_V3``
+dispatch (clinbench/numerics.py), which every x86-64 CPU with AVX2 and FMA runs: the
+trial_design ones were re-frozen when the pin came in, since numpy's AVX-512 ``exp`` and
+``log`` round the dose-finding observation differently (the task itself did not change).
 """
 
 from __future__ import annotations
@@ -30,13 +33,13 @@ FROZEN = {
     "recruitment/medium_bench": "e2da98d1006e4f90666dabf3f8823e2712a1f0d6e0354539265b239431064bf4",
     "recruitment/hard_bench": "0bcb4d797f0a5662569d5206516b61e0e66cf50a3e527c64d449df3adec1921d",
     "trial_design/effective_drug": (
-        "b9c9b014699007dd0b77e24bf7c7278d8adbe0efe9a96ad275ff38f7ddabc33b"
+        "ecdcb424f32f8f96d6cce4aaaf369ced0cc3a8cdc953a913068581ea66dbe50f"
     ),
     "trial_design/efficacy_safety": (
-        "f5b69b1452bf4d1cc9f64e7dbc016c01bfb4135a474ff21c193ef27f72d63089"
+        "959602a5138f94609d15d94b32bbedf7ab79eb84a13070966a4a4c266c6df8f5"
     ),
     "trial_design/rare_disease": (
-        "8cb0698223b3dc67f60336b3d5cc5eb217dcfe19a27cf6ca1e05913d08c96e16"
+        "378755160c6981b1b29b0677cd834fa3819df2f3b5098ec5f3a936388310a741"
     ),
 }
 STEPS = 400
@@ -113,5 +116,13 @@ def test_the_simulator_sets_exactly_the_observation_fields():
 
 
 if __name__ == "__main__":  # print the digests of the current code (to re-freeze them)
+    from clinbench.numerics import NUMPY_OFF, PINNED_NUMPY, numpy_simd
+
+    # numpy was imported above, before clinbench could pin its dispatch: say how to pin it.
+    if numpy_simd() != PINNED_NUMPY:
+        raise SystemExit(
+            f"numpy dispatches to {numpy_simd()}, the digests are of {PINNED_NUMPY}: run "
+            f"NPY_DISABLE_CPU_FEATURES='{NUMPY_OFF}' python tests/test_gym_frozen.py"
+        )
     for env_id in env_ids():
         print(f"    {env_id!r}: {trajectory_digest(env_id)!r},")
