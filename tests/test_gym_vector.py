@@ -179,3 +179,119 @@ def test_bad_calls_are_refused():
     with pytest.raises(ValueError):
         envs.reset(seed=[1, 2, 3])
     envs.close()
+
+
+# ---------------------------------------------------------------------- the batched core
+RECRUITMENT_IDS = [g for g in GYM_IDS if "Recruitment" in g]
+#: Task overrides that drive the batched core down its rare paths: full sites and no
+#: open site, an empty budget, lapsing consents, a full memory, short follow-up and
+#: short strategies (so effects, negotiations and amendments end within the episode).
+TIGHT = {
+    "n_sites": 2,
+    "site_capacity": 1,
+    "negotiate_slots": 0,
+    "consent_window": 2,
+    "history_window": 3,
+    "memory_capacity": 2,
+    "followup_days": 5,
+    "horizon": 50,
+    "activation_span": 20,
+    "negotiate_delay": 2,
+    "focus_days": 3,
+    "outreach_days": 2,
+    "amendment_delay": (2, 4),
+}
+#: ... and with a budget that runs out.
+POOR = {**TIGHT, "budget": 3_000.0}
+
+
+def _styled(rng: np.random.Generator, masks: np.ndarray, style: str) -> np.ndarray:
+    """Actions of a policy ``style``: ``valid`` (never stop), ``any`` (masked-out indices
+    too), ``funnel`` (mostly screen / recontact / allocate), ``memory`` (summarize and
+    retrieve)."""
+    out = []
+    for m in masks:
+        n, u = m.size, rng.random()
+        if style == "any" and u < 0.3:
+            k = rng.integers(n)
+        elif style == "funnel" and u < 0.9:
+            k = (0, 1, 2)[rng.integers(3)]
+        elif style == "memory" and u < 0.6:
+            k = n - 3 if u < 0.4 else n - 2
+        else:
+            valid = np.flatnonzero(m[:-1])
+            k = rng.choice(valid) if valid.size else n - 1
+        out.append(k)
+    return np.array(out, dtype=np.int64)
+
+
+def _seen(info: dict, seen: set) -> None:
+    for key in ("error", "outcome"):
+        if key in info:
+            seen.update(f"{key}:{v}" for v, p in zip(info[key], info[f"_{key}"]) if p and v)
+    seen.update(k for k in info if not k.startswith("_"))
+
+
+def test_recruitment_ids_use_the_batched_core_and_others_the_adapters():
+    from clinbench.env.gym_vector import AdapterCore
+    from clinbench.env.recruitment.vector import RecruitmentVectorCore
+
+    for gid in GYM_IDS:
+        core = gym.make_vec(gid, num_envs=2, vectorization_mode="vector_entry_point").core
+        expected = RecruitmentVectorCore if gid in RECRUITMENT_IDS else AdapterCore
+        assert type(core) is expected, gid
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize("overrides", [{}, TIGHT, POOR], ids=["task", "tight", "poor"])
+@pytest.mark.parametrize("gid", RECRUITMENT_IDS)
+def test_batched_core_equals_sync_on_every_path(gid, overrides, mode):
+    """Every policy style against SyncVectorEnv over the same id, step by step, and the
+    paths the styles must have gone through (so that equality means something)."""
+    n = 4
+    seen: set = set()
+    for s, style in enumerate(("valid", "any", "funnel", "memory")):
+        envs, sync = _vec(gid, mode, n, **overrides), _sync(gid, mode, n, **overrides)
+        rng = np.random.default_rng(s)
+        out, ref = envs.reset(seed=10 * s), sync.reset(seed=10 * s)
+        assert data_equivalence(out, ref, exact=True)
+        for step in range(260):
+            actions = _styled(rng, out[-1]["action_mask"], style)
+            out, ref = envs.step(actions), sync.step(actions)
+            assert data_equivalence(out, ref, exact=True), (style, step)
+            _seen(out[-1], seen)
+            if "final_info" in out[-1]:
+                _seen(out[-1]["final_info"], seen)
+    for path in ("score", "seed", "memory_evicted", "outcome:consented", "outcome:eligible"):
+        assert path in seen, path
+    for path in ("outcome:declined", "error:missing_patient_id"):
+        assert path in seen, path
+    if overrides is TIGHT:
+        assert "error:missing_site_id" in seen
+    if overrides is POOR:
+        assert "error:insufficient_budget" in seen
+    else:
+        assert "outcome:relax_criteria" in seen
+
+def test_batched_core_fixed_worlds_and_unseeded_resets_equal_adapters():
+    envs = _vec(HARD, AutoresetMode.NEXT_STEP, 3)
+    singles = [MacroGymEnv("recruitment/hard_bench") for _ in range(3)]
+    rng = np.random.default_rng(4)
+    for seed in (5, None, 7):
+        options = {"fixed_world": True}
+        obs, info = envs.reset(seed=seed, options=options)
+        ref = [
+            env.reset(seed=None if seed is None else seed + i, options=options)
+            for i, env in enumerate(singles)
+        ]
+        for i, (o, inf) in enumerate(ref):
+            np.testing.assert_array_equal(obs[i], o)
+            _check_sub_info(info, i, inf)
+        for _ in range(40):
+            actions = _styled(rng, info["action_mask"], "valid")
+            obs, rewards, _, _, info = envs.step(actions)
+            for i, env in enumerate(singles):
+                o, r, _, _, inf = env.step(int(actions[i]))
+                np.testing.assert_array_equal(obs[i], o)
+                assert rewards[i] == r
+                _check_sub_info(info, i, inf)

@@ -483,3 +483,17 @@ def test_full_sweep_script_runs_the_same_sweep(tmp_path):
     m = manifest(tmp_path / "script")
     assert m["protocol"]["train_episodes"] == 2 and m["protocol"]["eval_episodes"] == 1
     assert m["grid"]["seeds"] == [1] and m["grid"]["agents"] == ["heuristic", "random"]
+
+
+def test_cell_code_is_what_cells_run():
+    """The hash covers a family's simulator and agents, not its charts or the batched
+    VectorEnv core, which no cell runs (editing those must not re-run the canonical cells)."""
+    from clinbench.sweep.cells import cell_code_files
+
+    files = cell_code_files("recruitment")
+    assert "env/recruitment/simulator.py" in files
+    assert "env/base.py" in files and "protocol.py" in files
+    for not_run in ("env/recruitment/vector.py", "env/recruitment/charts.py", "env/gym_vector.py"):
+        assert not_run not in files
+    assert not any(f.startswith("env/trial_design/") for f in files)
+    assert "env/trial_design/simulator.py" in cell_code_files("trial_design")

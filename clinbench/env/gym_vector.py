@@ -1,21 +1,30 @@
 """A natively batched Gymnasium ``VectorEnv`` for every clinbench id.
 
 ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")`` builds a
-:class:`MacroVectorEnv`: N native environments stepped in one loop, with the features
-(``(N, n_features)`` float32) and ``info["action_mask"]`` (``(N, n)`` int8) computed as
-batched arrays and the per-key ``info`` arrays built once per step, instead of N adapters
-whose results ``SyncVectorEnv`` then merges key by key and env by env.
-
-It is a drop-in for ``SyncVectorEnv`` over the same id: the same observations, rewards,
-flags and ``info`` (keys, ``_key`` masks, dtypes), in the same autoreset mode
-(``NextStep`` by default, ``SameStep`` with ``final_obs`` / ``final_info``, or
-``Disabled``), and the same seeding (``reset(seed=s)`` seeds sub-env ``i`` with
-``s + i``; later unseeded resets draw the native seed from each sub-env's own
+:class:`MacroVectorEnv`. It is a drop-in for ``SyncVectorEnv`` over the same id: the
+same observations, rewards, flags and ``info`` (keys, ``_key`` masks, dtypes), in the
+same autoreset mode (``NextStep`` by default, ``SameStep`` with ``final_obs`` /
+``final_info``, or ``Disabled``), and the same seeding (``reset(seed=s)`` seeds sub-env
+``i`` with ``s + i``; later unseeded resets draw the native seed from each sub-env's own
 generator, as :class:`~clinbench.env.gym_adapter.MacroGymEnv` does).
+
+The sub-environments live in a *core* with three calls:
+
+- ``reset(i, seed, options) -> info``: start sub-env ``i`` as ``MacroGymEnv.reset``
+  would (``seed`` None: drawn from the sub-env's own generator);
+- ``step(idx, ks) -> (rewards, terminated, infos)``: macro ``ks[j]`` in sub-env
+  ``idx[j]``, with the native ``info`` of each;
+- ``observe(obs, masks, rows)``: write the features and action masks of ``rows``.
+
+A family whose package has a ``vector`` module with a ``VectorCore`` class (built as
+``VectorCore(params, macro_space, num_envs)``) brings its own batched core, which keeps
+N worlds in shared arrays and computes every feature and mask as one array operation
+(``clinbench.env.recruitment.vector``); any other family is stepped through N adapters.
 """
 
 from __future__ import annotations
 
+import importlib
 from copy import deepcopy
 from typing import Any
 
@@ -24,9 +33,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from clinbench.env.gym_adapter import MacroGymEnv
-
-#: The clip ufunc (values as ``np.clip``) without the wrapper's per-call cost.
-_clip = np._core.umath.clip
 
 
 class MacroVectorEnv(VectorEnv):
@@ -50,11 +56,8 @@ class MacroVectorEnv(VectorEnv):
         self.env_id = env_id
         self.copy = copy
         self.autoreset_mode = AutoresetMode(autoreset_mode)
-        # The sub-envs are adapters: their resets (and generators) are the single env's own.
-        self.envs = [
-            MacroGymEnv(env_id, render_mode=render_mode, **overrides) for _ in range(self.num_envs)
-        ]
-        first = self.envs[0]
+        first = MacroGymEnv(env_id, render_mode=render_mode, **overrides)
+        self.core = _core_for(first, self.num_envs, overrides)
         self.metadata = dict(first.metadata)
         self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = None
@@ -63,13 +66,9 @@ class MacroVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._n = first.macro_space.n
-        self._rows = all(hasattr(e.macro_space, "feature_row") for e in self.envs)
         n, f = self.num_envs, first.macro_space.n_features
         self._obs = np.zeros((n, f), dtype=np.float32)
         self._masks = np.zeros((n, self._n), dtype=np.int8)
-        self._rewards = np.zeros(n, dtype=np.float64)
-        self._terminations = np.zeros(n, dtype=np.bool_)
-        self._truncations = np.zeros(n, dtype=np.bool_)
         self._autoreset_envs = np.zeros(n, dtype=np.bool_)
         self._started = np.zeros(n, dtype=np.bool_)
 
@@ -95,140 +94,146 @@ class MacroVectorEnv(VectorEnv):
             if which.shape != (n,) or not which.any():
                 raise ValueError(f"options['reset_mask'] must have shape ({n},), some True")
             options = options or None
-        self._terminations[which] = False
-        self._truncations[which] = False
-        self._autoreset_envs[which] = False
-        self._started |= which
-        items = []
-        for i in np.flatnonzero(which).tolist():
-            self._obs[i], info = self.envs[i].reset(seed=seeds[i], options=options)
-            self._masks[i] = info["action_mask"]
-            items.append((i, info))
-        return self._out(self._obs), _batch_infos(n, items)
+        rows = np.flatnonzero(which)
+        items = [(i, self.core.reset(i, seeds[i], options)) for i in rows.tolist()]
+        self._autoreset_envs[rows] = False
+        self._started[rows] = True
+        self.core.observe(self._obs, self._masks, rows)
+        return self._out(self._obs), _batch_infos(n, items, self._masks, which)
 
     def step(
         self, actions: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        n, mode = self.num_envs, self.autoreset_mode
+        n, mode, core = self.num_envs, self.autoreset_mode, self.core
         ks = self._check(actions)
         if not self._started.all():
             raise RuntimeError("call reset() before step()")
-        same_step = mode is AutoresetMode.SAME_STEP
-        auto = self._autoreset_envs.tolist() if mode is AutoresetMode.NEXT_STEP else [False] * n
-        rewards, terms = [0.0] * n, [False] * n
-        stepped: list[int] = []
-        rows: list[Any] = []  # feature rows (or observations, for a macro space without rows)
-        mask_rows: list[Any] = []
-        by_rows = self._rows
-        items: list[tuple[int, dict[str, Any]]] = []  # per-env infos, ascending env index
-        resets: list[tuple[int, np.ndarray, dict[str, Any]]] = []
-        for i, env in enumerate(self.envs):
-            if auto[i]:
-                features, info = env.reset()
-                resets.append((i, features, info))
-                items.append((i, info))
-                continue
-            if mode is AutoresetMode.DISABLED and self._autoreset_envs[i]:
-                raise RuntimeError(f"sub-env {i} is done: reset it (autoreset is disabled)")
-            k = ks[i]
-            obs, reward, terminated, _, info = env.native.step(
-                env.macro_space.to_action(k, env._obs)
-            )
-            env._obs = obs
-            env._played.append(k)
-            rewards[i] = reward
-            terms[i] = terminated
-            stepped.append(i)
-            # Rows right after the step, while this env's data is still in the CPU caches.
-            if by_rows:
-                rows.append(env.macro_space.feature_row(obs))
-                mask_rows.append(env.macro_space.mask_row(obs))
-            else:
-                rows.append(obs)
-            items.append((i, info))
-        self._features_into(stepped, rows, mask_rows)
-        for i, features, info in resets:
-            self._obs[i] = features
-            self._masks[i] = info["action_mask"]
-        self._rewards[:] = rewards
-        self._terminations[:] = terms
-        self._truncations[:] = False
-        infos_final: list[tuple[int, dict[str, Any]]] = []
-        final_obs = None
-        if same_step and any(terms):
+        if mode is AutoresetMode.DISABLED and self._autoreset_envs.any():
+            i = int(np.flatnonzero(self._autoreset_envs)[0])
+            raise RuntimeError(f"sub-env {i} is done: reset it (autoreset is disabled)")
+        infos: list[Any] = [None] * n
+        stepped = list(range(n))
+        if mode is AutoresetMode.NEXT_STEP and self._autoreset_envs.any():
+            for i in np.flatnonzero(self._autoreset_envs).tolist():
+                infos[i] = core.reset(i, None, None)
+            stepped = np.flatnonzero(~self._autoreset_envs).tolist()
+        rewards = np.zeros(n)
+        terms = np.zeros(n, dtype=np.bool_)
+        if stepped:
+            r, t, step_infos = core.step(stepped, ks[stepped].tolist())
+            rewards[stepped], terms[stepped] = r, t
+            for i, info in zip(stepped, step_infos, strict=True):
+                infos[i] = info
+        everyone = np.ones(n, dtype=np.bool_)
+        core.observe(self._obs, self._masks, np.arange(n))
+        final: dict[str, Any] = {}
+        if mode is AutoresetMode.SAME_STEP and terms.any():
+            done = np.flatnonzero(terms).tolist()
             final_obs = np.full(n, None, dtype=object)
-            for j, (i, info) in enumerate(items):
-                if terms[i]:
-                    info["action_mask"] = self._masks[i].copy()
-                    final_obs[i] = self._obs[i].copy()
-                    infos_final.append((i, info))
-                    features, info = self.envs[i].reset()
-                    self._obs[i] = features
-                    self._masks[i] = info["action_mask"]
-                    items[j] = (i, info)
-        infos = _batch_infos(n, items, self._masks)
-        if final_obs is not None:
-            done = np.zeros(n, dtype=np.bool_)
-            done[[i for i, _ in infos_final]] = True
-            infos["final_obs"], infos["_final_obs"] = final_obs, done
-            infos["final_info"], infos["_final_info"] = _batch_infos(n, infos_final), done.copy()
-        self._autoreset_envs = self._terminations | self._truncations
-        return (
-            self._out(self._obs),
-            np.copy(self._rewards),
-            np.copy(self._terminations),
-            np.copy(self._truncations),
-            infos,
-        )
+            ended = []
+            for i in done:
+                final_obs[i] = self._obs[i].copy()
+                infos[i]["action_mask"] = self._masks[i].copy()
+                ended.append((i, infos[i]))
+                infos[i] = core.reset(i, None, None)
+            core.observe(self._obs, self._masks, np.array(done))
+            final = {
+                "final_obs": final_obs,
+                "_final_obs": terms.copy(),
+                "final_info": _batch_infos(n, ended),
+                "_final_info": terms.copy(),
+            }
+        out = _batch_infos(n, list(enumerate(infos)), self._masks, everyone)
+        out.update(final)
+        self._autoreset_envs = terms.copy()
+        return self._out(self._obs), rewards, terms, np.zeros(n, dtype=np.bool_), out
 
     def close_extras(self, **kwargs: Any) -> None:
-        for env in self.envs:
-            env.close()
+        self.core.close()
 
-    # ------------------------------------------------------------------ batched work
-    def _check(self, actions: Any) -> list[int]:
+    # ------------------------------------------------------------------ helpers
+    def _check(self, actions: Any) -> np.ndarray:
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be {self.num_envs} integers, got {actions!r}")
-        ks = a.tolist()
-        if min(ks) < 0 or max(ks) >= self._n:
+        if a.min() < 0 or a.max() >= self._n:
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
-        return ks
-
-    def _features_into(self, idx: list[int], rows: list[Any], mask_rows: list[Any]) -> None:
-        """Features and masks of the stepped envs, one array operation each."""
-        if not idx:
-            return
-        if self._rows:
-            if len(idx) == self.num_envs:  # clipped in float64, cast to float32 on the way out
-                _clip(rows, 0.0, 1.0, out=self._obs, dtype=np.float64)
-                self._masks[:] = mask_rows
-            else:
-                self._obs[idx] = _clip(rows, 0.0, 1.0, dtype=np.float64)
-                self._masks[idx] = mask_rows
-        else:
-            for i, obs in zip(idx, rows):
-                self._obs[i] = self.envs[i].macro_space.features(obs)
-                self._masks[i] = self.envs[i].macro_space.mask(obs)
+        return a.astype(np.int64, copy=False)
 
     def _out(self, obs: np.ndarray) -> np.ndarray:
         return deepcopy(obs) if self.copy else obs
 
 
+class AdapterCore:
+    """The core of a family without a batched one: N adapters, stepped one by one."""
+
+    def __init__(self, envs: list[MacroGymEnv]):
+        self.envs = envs
+        n = len(envs)
+        self._features = [np.zeros(0, dtype=np.float32)] * n
+        self._masks = [np.zeros(0, dtype=np.int8)] * n
+
+    def reset(self, i: int, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        features, info = self.envs[i].reset(seed=seed, options=options)
+        return self._keep(i, features, info)
+
+    def step(
+        self, idx: list[int], ks: list[int]
+    ) -> tuple[list[float], list[bool], list[dict[str, Any]]]:
+        rewards, terms, infos = [], [], []
+        for i, k in zip(idx, ks, strict=True):
+            features, reward, terminated, _, info = self.envs[i].step(k)
+            rewards.append(reward)
+            terms.append(terminated)
+            infos.append(self._keep(i, features, info))
+        return rewards, terms, infos
+
+    def _keep(self, i: int, features: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
+        self._features[i] = features
+        self._masks[i] = info.pop("action_mask")
+        return info
+
+    def observe(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> None:
+        for i in rows.tolist():
+            obs[i] = self._features[i]
+            masks[i] = self._masks[i]
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+def _core_for(first: MacroGymEnv, num_envs: int, overrides: dict[str, Any]) -> Any:
+    """The family's own batched core if its package ships one, else an :class:`AdapterCore`."""
+    native = first.native
+    package = type(native).__module__.rpartition(".")[0]
+    try:
+        module = importlib.import_module(f"{package}.vector")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.vector":
+            raise
+        module = None
+    if module is not None and hasattr(module, "VectorCore"):
+        return module.VectorCore(native.spec.params, native.macro_space, num_envs)
+    others = [MacroGymEnv(first.env_id, **overrides) for _ in range(num_envs - 1)]
+    return AdapterCore([first, *others])
+
+
 def _batch_infos(
-    n: int, items: list[tuple[int, dict[str, Any]]], masks: np.ndarray | None = None
+    n: int,
+    items: list[tuple[int, dict[str, Any]]],
+    masks: np.ndarray | None = None,
+    masked: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """``info`` as ``SyncVectorEnv`` merges it: per key an array and a ``_key`` mask.
 
     ``items`` are ``(env index, info)`` in ascending index; as in Gymnasium the first
     value of a key decides the array's dtype, dicts nest, other values go in object
-    arrays. ``masks`` (all envs) becomes ``action_mask`` without a per-env pass.
+    arrays. ``masks`` becomes ``action_mask`` for the envs ``masked`` (others zero).
     """
     cols: dict[str, tuple[list[int], list[Any]]] = {}
     for i, info in items:
         for key, value in info.items():
-            if masks is not None and key == "action_mask":
-                continue
             col = cols.get(key)
             if col is None:
                 cols[key] = col = ([], [])
@@ -255,6 +260,8 @@ def _batch_infos(
         present = np.zeros(n, dtype=np.bool_)
         present[idx] = True
         out[key], out[f"_{key}"] = array, present
-    if masks is not None:
-        out["action_mask"], out["_action_mask"] = masks.copy(), np.ones(n, dtype=np.bool_)
+    if masks is not None and masked is not None:
+        action_mask = masks.copy()
+        action_mask[~masked] = 0
+        out["action_mask"], out["_action_mask"] = action_mask, masked.copy()
     return out

@@ -31,10 +31,20 @@ _CELL_CODE = ("env/*.py", "agents/*.py", "agents/core/**/*.py", "protocol.py", "
 #: registry, which only resolves names to the classes whose code is hashed.
 _NOT_CELL_CODE = ("env/gym_vector.py", "agents/registry.py")
 #: A family's own sources count for its cells only: its environment package
-#: ``env/<family>/`` (except the module that draws its charts) and its own agents,
-#: ``agents/<family>/``.
+#: ``env/<family>/`` (except the module that draws its charts and the batched core of
+#: its VectorEnv, which no cell runs) and its own agents, ``agents/<family>/``.
 _FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
-_NOT_FAMILY_CODE = ("charts.py",)
+_NOT_FAMILY_CODE = ("env/{family}/charts.py", "env/{family}/vector.py")
+
+
+def cell_code_files(env: str) -> list[str]:
+    """The sources, relative to the package, whose code a cell of family ``env`` runs."""
+    root = Path(clinbench.__file__).parent
+    files = [f for part in _CELL_CODE for f in sorted(root.glob(part))]
+    for part in _FAMILY_CODE:
+        files += sorted(root.glob(part.format(family=env)))
+    skip = set(_NOT_CELL_CODE) | {part.format(family=env) for part in _NOT_FAMILY_CODE}
+    return [rel for f in files if (rel := f.relative_to(root).as_posix()) not in skip]
 
 
 @cache
@@ -45,18 +55,10 @@ def code_id(env: str) -> str:
     the others'.
     """
     root = Path(clinbench.__file__).parent
-    files = [f for part in _CELL_CODE for f in sorted(root.glob(part))]
-    for part in _FAMILY_CODE:
-        files += [
-            f for f in sorted(root.glob(part.format(family=env))) if f.name not in _NOT_FAMILY_CODE
-        ]
     digest = hashlib.sha256()
-    for f in files:
-        rel = f.relative_to(root).as_posix()
-        if rel in _NOT_CELL_CODE:
-            continue
+    for rel in cell_code_files(env):
         digest.update(rel.encode())
-        digest.update(f.read_bytes())
+        digest.update((root / rel).read_bytes())
     return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
 
 
