@@ -295,3 +295,29 @@ def test_batched_core_fixed_worlds_and_unseeded_resets_equal_adapters():
                 np.testing.assert_array_equal(obs[i], o)
                 assert rewards[i] == r
                 _check_sub_info(info, i, inf)
+
+
+def test_the_speed_benchmark_prints_the_figures_the_readme_quotes():
+    """``benchmarks/gym_speed.py`` runs and reports the adapter ratio (over processes) and
+    the VectorEnv speed-ups of both families (tiny sizes; no timing is asserted)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "gym_speed.py"
+    args = ["--episodes", "1", "--processes", "2", "--num-envs", "3", "--vec-steps", "5"]
+    out = subprocess.run(
+        [sys.executable, str(script), *args, "--rounds", "1", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    results = json.loads(out)["results"]
+    adapter = results["adapter"]
+    assert adapter["processes"] == 2
+    assert adapter["ratio_min"] <= adapter["overhead_ratio"] <= adapter["ratio_max"]
+    assert results["vector"]["task"].startswith("recruitment/")
+    assert results["vector_dose"]["task"].startswith("trial_design/")
+    for key in ("vector", "vector_dose"):
+        assert results[key]["num_envs"] == 3 and results[key]["speedup"] > 0
