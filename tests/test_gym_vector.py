@@ -255,7 +255,7 @@ def test_batched_core_equals_sync_on_every_path(gid, overrides, mode):
         rng = np.random.default_rng(s)
         out, ref = envs.reset(seed=10 * s), sync.reset(seed=10 * s)
         assert data_equivalence(out, ref, exact=True)
-        for step in range(260):
+        for step in range(200):
             actions = _styled(rng, out[-1]["action_mask"], style)
             out, ref = envs.step(actions), sync.step(actions)
             assert data_equivalence(out, ref, exact=True), (style, step)

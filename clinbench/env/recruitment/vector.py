@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -59,15 +59,29 @@ _E = {e: e.value for e in ErrorCode}  # info["error"] strings
 _TYPE_OF_MACRO = {macro: kind for kind, macro in _MACRO_OF_TYPE.items()}  # else a strategy
 
 
+class _Products(NamedTuple):
+    """What a world's active events multiply out to (in their order), and when one ends."""
+
+    hold: bool
+    consent: float
+    arrival: float
+    eligibility: float
+    screen_cost: float
+    extra_wait: list[float]
+    cut: list[int]
+    audit: list[bool]
+    first_end: int  # the first day an active event no longer holds (``_NEVER``: none)
+
+
 class _WorldState:
     """What one world keeps outside the shared arrays (its luck and its history)."""
 
     __slots__ = (
         "amendment",
         "base_wait",
-        "clock",
         "effects",
         "focus",
+        "hazard",
         "memory",
         "negotiations",
         "products",
@@ -79,7 +93,7 @@ class _WorldState:
     def __init__(self, world: World, rng: np.random.Generator):
         self.world = world
         self.rng = rng
-        self.clock = world.hazard_clock.tolist()
+        self.hazard = world.hazard_clock.tolist()  # cumulative dropout hazard by day
         #: active events: (site, end (excl.), extra wait, EventKind), in calendar order
         self.effects: list[tuple[int, int, float, Any]] = []
         self.negotiations: list[tuple[int, int]] = []  # (ready day, site)
@@ -89,7 +103,7 @@ class _WorldState:
         self.terminated_by = "deadline"
         self.base_wait = world.wait_days.tolist()
         #: the active events' products (``_event_products``), None: to be computed
-        self.products: tuple[Any, ...] | None = None
+        self.products: _Products | None = None
 
 
 class RecruitmentVectorCore:
@@ -137,8 +151,6 @@ class RecruitmentVectorCore:
         self.reported = np.zeros((n, s))
         self.cum_att = np.zeros((n, s), dtype=np.int64)
         self.cum_succ = np.zeros((n, s), dtype=np.int64)
-        self.cum_drop = np.zeros((n, s), dtype=np.int64)
-        self.site_active = np.zeros((n, s), dtype=np.int64)
         #: recent outcomes per site: rows 0 attempts, 1 successes, 2 dropouts; ``log``
         #: holds them per day so that the ``history_window`` sums can drop old days
         self.window = np.zeros((n, 3, s), dtype=np.int64)
@@ -223,7 +235,7 @@ class RecruitmentVectorCore:
         self.opened[i] = False
         self.activation[i] = world.activation_day
         self.cap_total[i] = p.site_capacity
-        for a in (self.cap_used, self.cum_att, self.cum_succ, self.cum_drop, self.site_active):
+        for a in (self.cap_used, self.cum_att, self.cum_succ):
             a[i] = 0
         self.window[i] = 0
         self.log[i] = 0
@@ -455,7 +467,6 @@ class RecruitmentVectorCore:
         self.deadline[i, c] = _NEVER
         self.site_of[i, c] = s
         self.cap_used[i, s] += 1
-        self.site_active[i, s] += 1
         crit = int(self.criteria[i])
         crit_mult = (
             p.relax_dropout_multiplier
@@ -469,8 +480,8 @@ class RecruitmentVectorCore:
         end = day + p.followup_days
         drop_day = end + 1
         if h > 0.0:
-            need = ws.clock[day] + float(w.dropout_clock[c]) / h
-            drop_day = bisect.bisect_left(ws.clock, need, day + 1)
+            need = ws.hazard[day] + float(w.dropout_clock[c]) / h
+            drop_day = bisect.bisect_left(ws.hazard, need, day + 1)
         leave = drop_day if drop_day <= end else max(end, day + 1)
         self.leave_day[i, c], self.leave_drops[i, c] = leave, drop_day <= end
         self.leaving_on[i, leave] += 1
@@ -572,10 +583,9 @@ class RecruitmentVectorCore:
         p, ws = self.params, self._worlds[i]
         day = int(self.day[i])
         ws.products = products = self._event_products(i)
-        _, _, _, _, screen_cost, _, cut, audit, _ = products
-        self.cap_cut[i] = cut
-        self.audit[i] = audit
-        self.screen_cost[i] = p.screen_cost * screen_cost
+        self.cap_cut[i] = products.cut
+        self.audit[i] = products.audit
+        self.screen_cost[i] = p.screen_cost * products.screen_cost
         self.uncertainty[i] = min(1.0, 0.25 * len(ws.effects))
         self._multipliers(i, day)
         self._waits(i, day)
@@ -583,7 +593,7 @@ class RecruitmentVectorCore:
 
     def _multipliers(self, i: int, day: int) -> None:
         p, ws = self.params, self._worlds[i]
-        hold, consent, arrival, elig, _, _, _, _, _ = ws.products
+        hold, consent, arrival, elig = ws.products[:4]
         if day < self.outreach_until[i]:
             arrival *= p.outreach_arrival_multiplier
             consent *= p.outreach_consent_multiplier
@@ -600,7 +610,7 @@ class RecruitmentVectorCore:
     def _waits(self, i: int, day: int) -> None:
         ws = self._worlds[i]
         focus = ws.focus[0] if ws.focus is not None and day < ws.focus[1] else -1
-        extra_wait = ws.products[5]
+        extra_wait = ws.products.extra_wait
         self.wait[i] = [
             (b + extra) * (0.5 if j == focus else 1.0)
             for j, (b, extra) in enumerate(zip(ws.base_wait, extra_wait, strict=True))
@@ -611,7 +621,7 @@ class RecruitmentVectorCore:
         """The next day on which an effect ends, outreach or focus ends, an amendment is
         approved or a negotiation completes: a day the effects must be recomputed."""
         ws = self._worlds[i]
-        nxt = ws.products[8]
+        nxt = ws.products.first_end
         outreach_until = int(self.outreach_until[i])
         if outreach_until > day:
             nxt = min(nxt, outreach_until)
@@ -623,7 +633,7 @@ class RecruitmentVectorCore:
             nxt = min(nxt, ws.negotiations[0][0])
         self.next_change[i] = nxt
 
-    def _event_products(self, i: int) -> tuple[Any, ...]:
+    def _event_products(self, i: int) -> _Products:
         """What world ``i``'s active events multiply out to, in their order."""
         ws = self._worlds[i]
         s = len(ws.base_wait)
@@ -644,7 +654,7 @@ class RecruitmentVectorCore:
                 cut[site] += math.ceil(e.capacity_cut * cap_total[site])
                 audit[site] = audit[site] or e.closes_site
         ends = min((e[1] for e in ws.effects), default=_NEVER)
-        return hold, consent, arrival, elig, screen_cost, extra_wait, cut, audit, ends
+        return _Products(hold, consent, arrival, elig, screen_cost, extra_wait, cut, audit, ends)
 
     # ------------------------------------------------------------------ days
     def _open_sites(self, i: int) -> None:
@@ -727,7 +737,7 @@ class RecruitmentVectorCore:
         True if the events' products must be redone (effects ended, slots added)."""
         p, ws = self.params, self._worlds[i]
         redo = False
-        if ws.products[8] <= day:
+        if ws.products.first_end <= day:
             ws.effects = [e for e in ws.effects if e[1] > day]
             redo = True
         if ws.amendment is not None and ws.amendment[0] <= day:
@@ -747,8 +757,6 @@ class RecruitmentVectorCore:
         s = self.site_of[w, c]
         self.state[w, c] = DROPPED_OUT
         np.subtract.at(self.net, w, 1)
-        np.subtract.at(self.site_active, (w, s), 1)
-        np.add.at(self.cum_drop, (w, s), 1)
         if in_window:
             np.add.at(self.log, (w, day, 2, s), 1)
             np.add.at(self.window, (w, 2, s), 1)
