@@ -199,6 +199,9 @@ class RecruitmentVectorCore:
         self._handler = [self._handler_of(name) for name in names]
         self._tokens = [TOKEN_COSTS[self._type_of(name)] for name in names]
         self._site_range = np.arange(s)
+        # the fixed prices (the simulator's ``Costs``; screening's varies with events)
+        self.negotiate_cost = p.strategy_cost * p.negotiate_cost_multiplier
+        self.amendment_cost = p.strategy_cost * p.amendment_cost_multiplier
 
     # ------------------------------------------------------------------ reset
     def reset(self, i: int, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -439,7 +442,7 @@ class RecruitmentVectorCore:
             return ErrorCode.MISSING_SITE_ID
         v = self.estimate[i] * np.where(self._site_range == home, 1.0, p.other_site_conversion)
         s = int(np.where(is_open, v, -1.0).argmax())
-        if self.enrol_cost > self.budget[i] + 1e-9:
+        if self.params.enrol_cost > self.budget[i] + 1e-9:
             return ErrorCode.INSUFFICIENT_BUDGET
         self.cum_att[i, s] += 1
         self._record(0, i, s, day)
@@ -447,7 +450,7 @@ class RecruitmentVectorCore:
         if s != home:
             p_success *= p.other_site_conversion
         if ws.rng.random() < p_success:
-            self._pay(i, self.enrol_cost)
+            self._pay(i, self.params.enrol_cost)
             self.cum_succ[i, s] += 1
             self._record(1, i, s, day)
             self._enrol(i, c, s, day)
@@ -559,20 +562,6 @@ class RecruitmentVectorCore:
         return None
 
     # ------------------------------------------------------------------ effects
-    @property
-    def enrol_cost(self) -> float:
-        return self.params.enrol_cost
-
-    @property
-    def negotiate_cost(self) -> float:
-        p = self.params
-        return p.strategy_cost * p.negotiate_cost_multiplier
-
-    @property
-    def amendment_cost(self) -> float:
-        p = self.params
-        return p.strategy_cost * p.amendment_cost_multiplier
-
     def _recompute_effects(self, i: int) -> None:
         """The simulator's ``_recompute_effects`` for world ``i`` (same products, same order).
 
