@@ -41,7 +41,7 @@ def play_episode(
 ) -> Episode:
     """Reset ``env`` with world seed ``seed`` and ``agent`` with its own ``agent_seed``
     (never the world seed: from it an agent could rebuild the world and its luck; see
-    :func:`clinbench.protocol.acting_seed`), let the agent act until the episode ends.
+    :func:`clinbench.protocol.acting_seeds`), let the agent act until the episode ends.
 
     ``record`` keeps each step's action, reward, error and observation summary.
     """

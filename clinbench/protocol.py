@@ -1,16 +1,20 @@
 """The training and evaluation protocol of one cell (environment, task, agent, seed).
 
-Every random stream of a cell is derived from ``SeedSequence`` of the cell seed, a
-stable hash of the agent and task names and a purpose tag, so a cell gives the same
-numbers in any process, in any order, with any number of jobs. Evaluation worlds
-depend on the seed only, so every agent at seed s meets the same worlds (paired
-comparisons); training worlds are drawn from [2**31, 2**32), disjoint from them.
+Every world and every seed a cell uses is a keyed hash of the evaluation key
+(:mod:`clinbench.evaluation_key`), the cell seed, a purpose and an index, so a cell
+gives the same numbers in any process, in any order, with any number of jobs, and an
+agent without the key can infer nothing about its worlds from the seeds it is handed.
+Evaluation worlds depend on (key, seed) only, so every agent at seed s meets the same
+worlds (paired comparisons). Evaluation and operating-characteristic worlds are drawn
+from [0, 2**30), the learning curve's validation worlds from [2**30, 2**31), training
+worlds from [2**31, 2**32).
 
 The agent contract (``docs/agents.md``) is kept here: the agent is built from the
 task's :class:`AgentContext`, trains through a factory of :class:`TrainingEnv` (which
-refuse evaluation worlds), is reset with integer seeds drawn from its own stream
-(:func:`acting_seed`, never a world seed) and is evaluated through a callback that
-returns a number.
+refuse every world but training worlds), is reset with its own acting seeds
+(:func:`acting_seeds`, never a world seed), sees its learning curve only on validation
+worlds (:class:`CurveEvaluator`), and may be evaluated in a process of its own
+(``isolate``).
 """
 
 from __future__ import annotations
@@ -31,8 +35,19 @@ from clinbench.agents.registry import make_agent
 from clinbench.env.base import Env
 from clinbench.env.registry import family, make
 from clinbench.episode import Episode, play_episode
+from clinbench.evaluation_key import PUBLIC, EvaluationKey
 
-_EVAL, _TRAIN, _ACT, _OC = 0, 1, 2, 3
+#: Evaluation and operating-characteristic worlds are drawn from [0, 2**30), validation
+#: worlds (the learning curve's) from [2**30, 2**31), training worlds from [2**31, 2**32):
+#: the three never meet.
+VALIDATION_SEED_LOW = 2**30
+#: Purposes of the worlds a harness scores an agent on (each with its acting seeds).
+EVALUATION, VALIDATION, CHARACTERISTICS = "evaluation", "validation", "characteristics"
+_WORLD_RANGE = {
+    EVALUATION: (0, VALIDATION_SEED_LOW),
+    CHARACTERISTICS: (0, VALIDATION_SEED_LOW),
+    VALIDATION: (VALIDATION_SEED_LOW, TRAIN_SEED_LOW),
+}
 
 
 @dataclass(frozen=True)
@@ -59,41 +74,43 @@ def stable_hash(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def evaluation_seeds(seed: int, n: int) -> list[int]:
-    """The evaluation world seeds of cell seed ``seed``, shared by every agent and task."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, _EVAL]))
-    return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
+def world_seeds(key: EvaluationKey, purpose: str, seed: int, n: int) -> list[int]:
+    """The ``n`` world seeds of ``purpose`` for cell seed ``seed``, shared by every agent
+    and task (paired comparisons); the i-th does not depend on ``n``."""
+    low, high = _WORLD_RANGE[purpose]
+    return [low + key.derive("world", purpose, seed, i) % (high - low) for i in range(n)]
 
 
-def characteristic_seeds(seed: int, n: int) -> list[int]:
-    """The operating-characteristic world seeds of cell seed ``seed`` (a stream of their
-    own, shared by every agent and task like the evaluation worlds)."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, _OC]))
-    return [int(s) for s in rng.integers(0, TRAIN_SEED_LOW, n)]
+def evaluation_seeds(key: EvaluationKey, seed: int, n: int) -> list[int]:
+    """The evaluation world seeds of cell seed ``seed``."""
+    return world_seeds(key, EVALUATION, seed, n)
 
 
-def cell_stream(
-    seed: int, agent: str, env_id: str, purpose: int, *extra: int
+def validation_seeds(key: EvaluationKey, seed: int, n: int) -> list[int]:
+    """The validation world seeds of cell seed ``seed`` (learning curves; model selection)."""
+    return world_seeds(key, VALIDATION, seed, n)
+
+
+def characteristic_seeds(key: EvaluationKey, seed: int, n: int) -> list[int]:
+    """The operating-characteristic world seeds of cell seed ``seed``."""
+    return world_seeds(key, CHARACTERISTICS, seed, n)
+
+
+def acting_seeds(
+    key: EvaluationKey, seed: int, agent: str, env_id: str, purpose: str, n: int
+) -> list[int]:
+    """The agent's own seeds for the ``n`` worlds of ``purpose`` of a cell: keyed hashes
+    of (cell seed, agent, task, purpose, episode index), never of a world seed, so
+    without the key an acting seed tells nothing about the world it is played on."""
+    return [key.derive("act", purpose, seed, agent, env_id, i) >> 1 for i in range(n)]
+
+
+def training_stream(
+    key: EvaluationKey, seed: int, agent: str, env_id: str
 ) -> np.random.Generator:
-    """A Generator for one purpose of one cell."""
-    seq = np.random.SeedSequence([seed, stable_hash(agent), stable_hash(env_id), purpose, *extra])
-    return np.random.default_rng(seq)
-
-
-def training_stream(seed: int, agent: str, env_id: str) -> np.random.Generator:
-    """The stream a cell trains from (training worlds, policy sampling, initial weights).
-
-    Seeded by an integer drawn from the cell's training stream, so the Generator an
-    agent receives carries no trace of the cell seed (its ``SeedSequence`` would, and
-    from the cell seed the evaluation worlds follow)."""
-    return np.random.default_rng(int(cell_stream(seed, agent, env_id, _TRAIN).integers(2**63)))
-
-
-def acting_seed(seed: int, agent: str, env_id: str, world_seed: int) -> int:
-    """The agent's own seed for one evaluation world of a cell: an integer drawn from
-    the cell's acting stream, not the world seed (the contract keeps accidents out;
-    cell seeds are small and public, so it is no secret against a determined search)."""
-    return int(cell_stream(seed, agent, env_id, _ACT, world_seed).integers(2**63))
+    """The stream a cell trains from (training worlds, policy sampling, initial weights),
+    seeded by a keyed hash: it carries no trace of the cell seed or of the key."""
+    return np.random.default_rng(key.derive("train", seed, agent, env_id))
 
 
 class TrainingEnv:
@@ -141,12 +158,13 @@ def training_env_factory(env_id: str, remote: str | None = None, **overrides: An
 
 class CurveEvaluator:
     """The ``evaluate`` callback a learning agent trains with: the greedy mean score on
-    the evaluation worlds, for the learning curve only.
+    the cell's *validation* worlds (never its evaluation worlds), for the learning curve.
 
-    It scores a deep copy of the agent, so nothing the agent does while being evaluated
-    (storing experience, say) comes back into its training; it scores only the agent
-    being trained, and at most ``limit`` times (the curve's points), so it cannot become
-    a test set to select models on.
+    Validation worlds are drawn from the key like the evaluation worlds but from their
+    own range, so selecting a checkpoint on these numbers is selection on a validation
+    set, not on the test set. It scores a deep copy of the agent, so nothing the agent
+    does while being scored (storing experience, say) comes back into its training, and
+    at most ``limit`` times (the curve's points).
     """
 
     def __init__(self, score: Callable[[Any], float], agent: Any, limit: int):
@@ -165,6 +183,16 @@ class CurveEvaluator:
 
     def __deepcopy__(self, memo: dict) -> CurveEvaluator:
         return self  # an agent that keeps the callback is copied without it
+
+    def __reduce__(self):
+        return (_spent_evaluator, ())  # pickled (to an isolated process): no harness state
+
+
+def _spent_evaluator() -> Callable[[Any], float]:
+    def evaluate(agent: Any) -> float:
+        raise RuntimeError("evaluate is available during training only")
+
+    return evaluate
 
 
 @dataclass
@@ -192,16 +220,55 @@ class CellResult:
         return out
 
 
-def evaluate(
-    env, agent, agent_name: str, env_id: str, seed: int, eval_seeds: list[int], record: bool = False
-) -> list[Episode]:
-    """Play the evaluation worlds; the agent's own randomness is per (cell, world)."""
-    return [
-        play_episode(
-            env, agent, s, agent_seed=acting_seed(seed, agent_name, env_id, s), record=record
+@dataclass(frozen=True)
+class CellWorlds:
+    """The worlds and acting seeds of one cell, all derived from the evaluation key."""
+
+    key: EvaluationKey
+    seed: int
+    agent: str
+    env_id: str
+
+    def worlds(self, purpose: str, n: int) -> list[int]:
+        return world_seeds(self.key, purpose, self.seed, n)
+
+    def acting_seeds(self, purpose: str, n: int) -> list[int]:
+        return acting_seeds(self.key, self.seed, self.agent, self.env_id, purpose, n)
+
+    def play(self, env: Env, agent: Any, purpose: str, n: int) -> list[Episode]:
+        """Play the ``n`` worlds of ``purpose``; the agent's own seed per (cell, world)."""
+        return [
+            play_episode(env, agent, w, agent_seed=a)
+            for w, a in zip(self.worlds(purpose, n), self.acting_seeds(purpose, n), strict=True)
+        ]
+
+    def training_stream(self) -> np.random.Generator:
+        return training_stream(self.key, self.seed, self.agent, self.env_id)
+
+    def curve_evaluator(self, env: Env, agent: Any, protocol: Protocol) -> CurveEvaluator:
+        """The learning curve's callback: the greedy mean score on the validation worlds."""
+        n = protocol.eval_episodes
+        return CurveEvaluator(
+            lambda a: float(np.mean([e.score for e in self.play(env, a, VALIDATION, n)])),
+            agent,
+            protocol.curve_points,
         )
-        for s in eval_seeds
-    ]
+
+    def score(
+        self, env: Env, agent: Any, protocol: Protocol, isolate: bool = False
+    ) -> tuple[list[Episode], list[dict[str, float]]]:
+        """The evaluation episodes and the operating-characteristic episodes' metrics
+        (for a family that declares them), with the agent in its own process when
+        ``isolate`` (:mod:`clinbench.isolation`)."""
+        from clinbench.isolation import player
+
+        with player(agent, isolate) as acting:
+            episodes = self.play(env, acting, EVALUATION, protocol.eval_episodes)
+            oc_metrics = []
+            if protocol.oc_episodes and family(env.spec.env).operating_characteristics:
+                oc = self.play(env, acting, CHARACTERISTICS, protocol.oc_episodes)
+                oc_metrics = [e.metrics for e in oc]
+        return episodes, oc_metrics
 
 
 def run_cell(
@@ -213,51 +280,39 @@ def run_cell(
     env_overrides: dict[str, Any] | None = None,
     agent_name: str | None = None,
     remote: str | None = None,
+    key: EvaluationKey = PUBLIC,
+    isolate: bool = False,
 ) -> CellResult:
     """Train (learning agents) on training worlds, then evaluate on the shared worlds.
 
     ``agent_ref`` is what the registry resolves (a name or a spec string); ``agent_name``
     (default: ``agent_ref``) names the agent in results and in its random streams.
-    ``remote`` plays every episode on the task served there (same numbers).
+    ``remote`` plays every episode on the task served there (same numbers). ``key``
+    derives every world and acting seed; ``isolate`` evaluates the trained agent in a
+    process of its own.
     """
     overrides = env_overrides or {}
     agent_name = agent_name or agent_ref
+    cell = CellWorlds(key, seed, agent_name, env_id)
     with threadpool_limits(limits=1, user_api="blas"):
         env = make_env(env_id, overrides, remote)
         agent = make_agent(agent_ref, AgentContext.of(env), **(agent_config or {}))
-        eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
         curve: list[CurvePoint] = []
         t0 = time.perf_counter()
         if agent.learning and protocol.train_episodes > 0:
             curve = agent.train(
                 training_env_factory(env_id, remote, **overrides),
                 protocol.train_episodes,
-                training_stream(seed, agent_name, env_id),
-                evaluate=CurveEvaluator(
-                    lambda a: float(
-                        np.mean(
-                            [
-                                e.score
-                                for e in evaluate(env, a, agent_name, env_id, seed, eval_seeds)
-                            ]
-                        )
-                    ),
-                    agent,
-                    protocol.curve_points,
-                ),
+                cell.training_stream(),
+                evaluate=cell.curve_evaluator(env, agent, protocol),
                 curve_points=protocol.curve_points,
             )
         t1 = time.perf_counter()
-        episodes = evaluate(env, agent, agent_name, env_id, seed, eval_seeds)
-        oc_metrics = []
-        if protocol.oc_episodes and family(env.spec.env).operating_characteristics:
-            oc_seeds = characteristic_seeds(seed, protocol.oc_episodes)
-            oc_metrics = [
-                e.metrics for e in evaluate(env, agent, agent_name, env_id, seed, oc_seeds)
-            ]
+        episodes, oc_metrics = cell.score(env, agent, protocol, isolate)
         t2 = time.perf_counter()
     if remote:
         env.close()
+    eval_seeds = cell.worlds(EVALUATION, protocol.eval_episodes)
     return CellResult(
         env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1, oc_metrics
     )

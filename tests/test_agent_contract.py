@@ -22,12 +22,20 @@ import clinbench.agents.registry as agent_registry
 import clinbench.env.registry as env_registry
 from clinbench import protocol, references
 from clinbench.agents import AgentContext, make_agent
-from clinbench.agents.registry import _load_file
+from clinbench.agents.registry import load_plugin_file
 from clinbench.env import make
 from clinbench.env.recruitment.simulator import RecruitmentEnv
 from clinbench.env.recruitment.world import World
 from clinbench.episode import play_episode
-from clinbench.protocol import TrainingEnv, acting_seed, evaluation_seeds, training_stream
+from clinbench.evaluation_key import PUBLIC
+from clinbench.protocol import (
+    EVALUATION,
+    TrainingEnv,
+    acting_seeds,
+    evaluation_seeds,
+    training_stream,
+    validation_seeds,
+)
 from clinbench.references import recruitment as recruitment_references
 from clinbench.sweep.cells import run_cell_record
 
@@ -41,7 +49,7 @@ CELL_SEED = 8_675_309
 
 @pytest.fixture
 def received():
-    module = _load_file(str(PLUGIN.resolve()))
+    module = load_plugin_file(str(PLUGIN.resolve()))
     module.RECEIVED.clear()
     yield module.RECEIVED
     module.RECEIVED.clear()
@@ -156,10 +164,10 @@ def test_a_sweep_cell_gives_only_the_context_own_seeds_and_training_envs(receive
     }
     record = run_cell_record(cell, "h")
     assert record["status"] == "ok", record.get("traceback")
-    seeds = evaluation_seeds(CELL_SEED, 3)
-    check_received(received, [*seeds, CELL_SEED], scored)
+    seeds = evaluation_seeds(PUBLIC, CELL_SEED, 3)
+    check_received(received, [*seeds, *validation_seeds(PUBLIC, CELL_SEED, 3), CELL_SEED], scored)
     resets = [v for k, v in received if k == "reset"]
-    assert resets[-3:] == [acting_seed(CELL_SEED, "recording", EASY, s) for s in seeds]
+    assert resets[-3:] == acting_seeds(PUBLIC, CELL_SEED, "recording", EASY, EVALUATION, 3)
 
 
 def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatch, invoke):
@@ -183,10 +191,11 @@ def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatc
         "--json",
     )
     assert result.exit_code == 0, result.output
-    check_received(received, [918273], built, learning=False)
-    assert [v for k, v in received if k == "reset"][-1] == acting_seed(
-        918273, "recording", EASY, 918273
-    )
+    world = evaluation_seeds(PUBLIC, 918273, 1)[0]
+    check_received(received, [918273, world], built, learning=False)
+    assert [v for k, v in received if k == "reset"][-1] == acting_seeds(
+        PUBLIC, 918273, "recording", EASY, EVALUATION, 1
+    )[0]
 
 
 def test_references_give_the_random_floor_only_the_context(received, monkeypatch):
@@ -219,7 +228,7 @@ def test_agents_refuse_an_environment_in_place_of_the_context():
 
 
 def test_the_training_stream_carries_no_trace_of_the_cell_seed():
-    rng = training_stream(123456, "hcapo", EASY)
+    rng = training_stream(PUBLIC, 123456, "hcapo", EASY)
     assert 123456 not in np.atleast_1d(rng.bit_generator.seed_seq.entropy).tolist()
 
 

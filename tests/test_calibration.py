@@ -17,7 +17,8 @@ from clinbench.agents.registry import make_agent
 from clinbench.env import make
 from clinbench.env.recruitment import TASKS
 from clinbench.episode import play_episode
-from clinbench.protocol import acting_seed
+from clinbench.evaluation_key import PUBLIC
+from clinbench.protocol import EVALUATION, acting_seeds
 
 CALIBRATION_SEEDS = tuple(range(500, 530))
 TASK_NAMES = tuple(TASKS)
@@ -34,7 +35,9 @@ def _episodes(task, agent_name):
     )
     env_id = f"recruitment/{task}"
     return [
-        play_episode(env, agent, s, agent_seed=acting_seed(s, agent_name, env_id, s))
+        play_episode(
+            env, agent, s, agent_seed=acting_seeds(PUBLIC, s, agent_name, env_id, EVALUATION, 1)[0]
+        )
         for s in CALIBRATION_SEEDS
     ]
 

@@ -22,7 +22,8 @@ from clinbench.env import EnvSpec, env_ids, make, spec
 from clinbench.env.recruitment import Action, ActionType
 from clinbench.env.registry import family
 from clinbench.episode import play_episode
-from clinbench.protocol import acting_seed
+from clinbench.evaluation_key import PUBLIC
+from clinbench.protocol import EVALUATION, CellWorlds
 
 # A wide terminal, so that table cells are not folded across lines.
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -41,11 +42,12 @@ def run_json(*args: str) -> dict:
 def reference(agent: str, env_id: str, seed: int, fixed_world: bool = False):
     env = make(env_id)
     options = {"fixed_world": True} if fixed_world else None
-    agent_seed = acting_seed(seed, agent, env_id, seed)
+    cell = CellWorlds(PUBLIC, seed, agent, env_id)
+    (world,), (agent_seed,) = cell.worlds(EVALUATION, 1), cell.acting_seeds(EVALUATION, 1)
     return play_episode(
         env,
         make_agent(agent, AgentContext.of(env)),
-        seed,
+        world,
         agent_seed=agent_seed,
         options=options,
         record=True,

@@ -17,6 +17,7 @@ from clinbench.agents import AgentContext, make_agent
 from clinbench.agents.core.regression import MultinomialLogistic
 from clinbench.agents.learner import TRAIN_SEED_LOW
 from clinbench.env import make
+from clinbench.evaluation_key import PUBLIC
 from clinbench.offline import available, splits
 from clinbench.offline.base import NotFittedError
 from clinbench.offline.bc import BCAgent
@@ -25,7 +26,13 @@ from clinbench.offline.data import OfflineData
 from clinbench.offline.iql import IQLAgent, advantage_weights, expectile_loss_grad
 from clinbench.offline.learned_reward import LearnedRewardAgent
 from clinbench.offline.rwbc import RWBCAgent
-from clinbench.protocol import TrainingEnv, evaluate, evaluation_seeds, training_env_factory
+from clinbench.protocol import (
+    EVALUATION,
+    CellWorlds,
+    TrainingEnv,
+    evaluation_seeds,
+    training_env_factory,
+)
 
 TASK = "trial_design/effective_drug"
 needs_minari = pytest.mark.skipif(not available(), reason="needs the offline extra (minari)")
@@ -57,11 +64,8 @@ def heuristic_data() -> OfflineData:
 
 def mean_score(agent, task: str = TASK, n: int = 30) -> float:
     env = make(task)
-    return float(
-        np.mean(
-            [e.score for e in evaluate(env, agent, agent.name, task, 1, evaluation_seeds(1, n))]
-        )
-    )
+    episodes = CellWorlds(PUBLIC, 1, agent.name, task).play(env, agent, EVALUATION, n)
+    return float(np.mean([e.score for e in episodes]))
 
 
 def fitted(cls, data, **config):
@@ -266,7 +270,7 @@ def test_splits_select_disjoint_and_documented_episodes():
         + logged(TASK, "random", 20)
         + logged("trial_design/efficacy_safety", "heuristic", 10)
     )
-    eval_seeds = set(evaluation_seeds(1, 200))
+    eval_seeds = set(evaluation_seeds(PUBLIC, 1, 200))
     assert not eval_seeds & {e.world_seed for e in episodes}  # unseen worlds, always
     worlds = splits.select(episodes, splits.parse("worlds"), "effective_drug")
     assert {e.task for e in worlds} == {"effective_drug"} and len(worlds) == 40
@@ -279,13 +283,8 @@ def test_splits_select_disjoint_and_documented_episodes():
     assert len(unseen) < len(worlds)  # the task has null worlds, left out
     null_eval = [
         e.metrics["null_world"]
-        for e in evaluate(
-            make(TASK),
-            make_agent("heuristic", AgentContext.of(make(TASK))),
-            "heuristic",
-            TASK,
-            1,
-            evaluation_seeds(1, 40),
+        for e in CellWorlds(PUBLIC, 1, "heuristic", TASK).play(
+            make(TASK), make_agent("heuristic", AgentContext.of(make(TASK))), EVALUATION, 40
         )
     ]
     assert any(null_eval)  # ... and its evaluation worlds have them
@@ -618,7 +617,7 @@ def test_the_offline_protocol_hands_the_agent_data_never_an_environment(store, m
     assert record["status"] == "ok", record.get("traceback")
     kinds = [k for k, _ in module.RECEIVED]
     assert "fit" in kinds and "train" not in kinds
-    seeds = [*evaluation_seeds(8_675_309, 3), 8_675_309]
+    seeds = [*evaluation_seeds(PUBLIC, 8_675_309, 3), 8_675_309]
     for kind, value in module.RECEIVED:
         if kind == "fit":
             data, rng = value

@@ -302,10 +302,14 @@ def _from_entry_point(ep: metadata.EntryPoint) -> AgentEntry:
     return _entry(ep.name, ep.name, _ep_source(ep), cls)
 
 
+#: Plugin files are imported as modules named this plus a hash of their path.
+PLUGIN_MODULE_PREFIX = "clinbench_plugin_"
+
+
 @cache
-def _load_file(path: str) -> Any:
+def load_plugin_file(path: str) -> Any:
     """Import a plugin file once per process, under a stable module name."""
-    module_name = "clinbench_plugin_" + hashlib.sha256(path.encode()).hexdigest()[:10]
+    module_name = PLUGIN_MODULE_PREFIX + hashlib.sha256(path.encode()).hexdigest()[:10]
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise AgentLoadError(f"cannot import {path!r} as a Python file")
@@ -330,7 +334,7 @@ def _from_spec_string(ref: str) -> AgentEntry:
             path = Path(target).expanduser().resolve()
             if not path.is_file():
                 raise AgentLoadError(f"agent spec {ref!r}: no such file {str(path)!r}")
-            module, ref, source = _load_file(str(path)), f"{path}:{attr}", str(path)
+            module, ref, source = load_plugin_file(str(path)), f"{path}:{attr}", str(path)
         else:
             # As ``python -m`` would: the working directory is importable (the console
             # script does not put it on sys.path; loky workers share the directory).

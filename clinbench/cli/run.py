@@ -2,9 +2,9 @@
 
 The episode follows the sweep's contract and streams: the agent is built from the
 task's public context, trained (if asked) on the training worlds of the sweep's stream
-for cell seed ``seed``, and reset with ``acting_seed(seed, agent, task, seed)``, the
-seed a cell of seed ``seed`` would give it for world ``seed``. (A sweep cell plays the
-evaluation worlds drawn from its seed, not world ``seed`` itself.)
+for cell seed ``seed``, and plays the first evaluation world of cell seed ``seed`` under
+the public evaluation key, reset with the acting seed a sweep cell would give it there
+(``clinbench.protocol``): the world is derived from the key, never ``seed`` itself.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from clinbench.env import spec
 from clinbench.env.family import Family
 from clinbench.env.registry import family
 from clinbench.episode import Episode, play_episode
-from clinbench.protocol import acting_seed, make_env, training_env_factory, training_stream
+from clinbench.evaluation_key import PUBLIC
+from clinbench.protocol import EVALUATION, CellWorlds, make_env, training_env_factory
 from clinbench.serve import remote_address
 
 
@@ -60,7 +61,13 @@ def run_command(
         ),
     ],
     seed: Annotated[
-        int, typer.Option("--seed", "-s", min=0, help="Seed of the world and its outcomes (>= 0).")
+        int,
+        typer.Option(
+            "--seed",
+            "-s",
+            min=0,
+            help="Cell seed (>= 0): the episode plays its first evaluation world (public key).",
+        ),
     ],
     fixed_world: Annotated[
         bool,
@@ -149,6 +156,7 @@ def play(
 ) -> Episode:
     """Build the environment and the agent (train it if asked), then play one episode."""
     agent_name = agent_name or agent_ref
+    cell = CellWorlds(PUBLIC, seed, agent_name, env_id)
     env = make_env(env_id, remote=remote)
     try:
         agent = make_agent(agent_ref, AgentContext.of(env))
@@ -161,11 +169,11 @@ def play(
             agent.train(
                 training_env_factory(env_id, remote),
                 train_episodes,
-                training_stream(seed, agent_name, env_id),
+                cell.training_stream(),
             )
     options = {"fixed_world": True} if fixed_world else None
-    agent_seed = acting_seed(seed, agent_name, env_id, seed)
-    return play_episode(env, agent, seed, agent_seed=agent_seed, options=options, record=True)
+    (world,), (agent_seed,) = cell.worlds(EVALUATION, 1), cell.acting_seeds(EVALUATION, 1)
+    return play_episode(env, agent, world, agent_seed=agent_seed, options=options, record=True)
 
 
 def episode_record(

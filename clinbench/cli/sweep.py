@@ -15,6 +15,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
+from clinbench import evaluation_key
 from clinbench.cli.argv import split_list
 from clinbench.cli.common import console, err_console, examples, fail
 from clinbench.config import ConfigError, SweepConfig, load
@@ -37,6 +38,7 @@ def register(app: typer.Typer) -> None:
             "clinbench sweep preset=smoke --results /tmp/smoke",
             "clinbench sweep --agents hcapo agent.hcapo.omega=0 --results /tmp/hcapo_omega0",
             "clinbench sweep --backend dask --scheduler tcp://10.0.0.5:8786",
+            "clinbench sweep --held-out --isolate-agents --results results/claim",
             "clinbench sweep env=trial_design --agents heuristic,bc,rwbc,iql "
             "--dataset trial-mixed-v0 --split worlds,unseen=null_world",
         ),
@@ -166,6 +168,29 @@ def sweep_command(
     no_report: Annotated[
         bool, typer.Option("--no-report", help="Do not write the report at the end.")
     ] = False,
+    held_out: Annotated[
+        bool,
+        typer.Option(
+            "--held-out",
+            help="Evaluate on worlds of a fresh secret key (its commitment is recorded; the "
+            "report reveals it). Default: the public key.",
+        ),
+    ] = False,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            help=f"A held-out evaluation key (hex) to use (or ${evaluation_key.KEY_VARIABLE}).",
+        ),
+    ] = None,
+    isolate_agents: Annotated[
+        bool,
+        typer.Option(
+            "--isolate-agents",
+            help="Evaluate each trained agent in a process of its own (observations in, "
+            "actions out over a pipe).",
+        ),
+    ] = False,
 ) -> None:
     """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
     from clinbench.sweep import run_sweep
@@ -192,8 +217,14 @@ def sweep_command(
         err_console.print(
             f"note: {name!r} plays none of the selected tasks' environments; left out"
         )
+    try:
+        key = evaluation_key.for_sweep(
+            cfg.results, held_out=held_out, key_file=key_file, resume=not no_resume
+        )
+    except evaluation_key.EvaluationKeyError as exc:
+        fail(str(exc))
     if not quiet:
-        _announce(cfg)
+        _announce(cfg, key)
     try:
         outcome = run_sweep(
             cfg,
@@ -202,6 +233,8 @@ def sweep_command(
             fail_fast=fail_fast,
             console=err_console,
             show_progress=not quiet,
+            key=key,
+            isolate=isolate_agents,
         )
     except ConfigError as exc:
         fail(str(exc))
@@ -229,14 +262,15 @@ def sweep_command(
         raise typer.Exit(1)
 
 
-def _announce(cfg: SweepConfig) -> None:
+def _announce(cfg: SweepConfig, key: evaluation_key.EvaluationKey) -> None:
     pairs = sum(cfg.plays(a, t) for a in cfg.agents for t in cfg.tasks)
     n = pairs * len(cfg.protocol.seeds)
     every = "" if pairs == len(cfg.agents) * len(cfg.tasks) else " (each on its families' tasks)"
     err_console.print(
         f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)}{every} x seeds "
         f"{' '.join(map(str, cfg.protocol.seeds))}; {cfg.protocol.train_episodes} training / "
-        f"{cfg.protocol.eval_episodes} evaluation episodes; backend {cfg.launcher.backend}"
+        f"{cfg.protocol.eval_episodes} evaluation episodes; backend {cfg.launcher.backend}; "
+        f"{key.mode.replace('_', '-')} evaluation key (commitment {key.commitment[:16]}...)"
     )
 
 

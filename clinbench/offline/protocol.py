@@ -19,20 +19,12 @@ from threadpoolctl import threadpool_limits
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.registry import make_agent
-from clinbench.env.registry import family
+from clinbench.evaluation_key import PUBLIC, EvaluationKey
 from clinbench.offline import splits
 from clinbench.offline.data import OfflineData
 from clinbench.offline.dataset import load, tasks_layout
 from clinbench.offline.layout import Layout, relayout
-from clinbench.protocol import (
-    CellResult,
-    Protocol,
-    characteristic_seeds,
-    evaluate,
-    evaluation_seeds,
-    make_env,
-    training_stream,
-)
+from clinbench.protocol import EVALUATION, CellResult, CellWorlds, Protocol, make_env
 
 
 def training_data(
@@ -73,8 +65,12 @@ def run_offline_cell(
     dataset: str,
     split: str,
     root: Path,
+    key: EvaluationKey = PUBLIC,
+    isolate: bool = False,
 ) -> tuple[CellResult, dict[str, Any]]:
-    """Fit ``agent_ref`` on the split of ``dataset`` for ``env_id``'s task, evaluate it."""
+    """Fit ``agent_ref`` on the split of ``dataset`` for ``env_id``'s task, evaluate it
+    (on the worlds ``key`` derives; in a process of its own when ``isolate``)."""
+    cell = CellWorlds(key, seed, agent_name, env_id)
     with threadpool_limits(limits=1, user_api="blas"):
         env = make_env(env_id, env_overrides)
         agent = make_agent(agent_ref, AgentContext.of(env), **agent_config)
@@ -82,17 +78,11 @@ def run_offline_cell(
             raise TypeError(f"agent {agent_name!r} is not an offline agent (no dataset cells)")
         data, about = training_data(dataset, root, split, env_id.split("/", 1)[1])
         t0 = time.perf_counter()
-        agent.fit(data, training_stream(seed, agent_name, env_id))
+        agent.fit(data, cell.training_stream())
         t1 = time.perf_counter()
-        eval_seeds = evaluation_seeds(seed, protocol.eval_episodes)
-        episodes = evaluate(env, agent, agent_name, env_id, seed, eval_seeds)
-        oc_metrics = []
-        if protocol.oc_episodes and family(env.spec.env).operating_characteristics:
-            oc_seeds = characteristic_seeds(seed, protocol.oc_episodes)
-            oc_metrics = [
-                e.metrics for e in evaluate(env, agent, agent_name, env_id, seed, oc_seeds)
-            ]
+        episodes, oc_metrics = cell.score(env, agent, protocol, isolate)
         t2 = time.perf_counter()
+    eval_seeds = cell.worlds(EVALUATION, protocol.eval_episodes)
     result = CellResult(
         env_id, agent_name, seed, eval_seeds, episodes, [], t1 - t0, t2 - t1, oc_metrics
     )

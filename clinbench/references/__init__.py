@@ -37,8 +37,8 @@ def reference_means(
 
     ``random`` is built from the task's public context like any agent; the planner
     (``planner(context, env)``) is the one policy handed the hidden world, explicitly.
-    Each is reset with its own seed per world (:func:`clinbench.protocol.acting_seed`
-    with the world seed as the cell seed), never the world seed.
+    Each is reset with its own seed per world (:func:`clinbench.protocol.acting_seeds`
+    under the public key, with the world seed as the cell seed), never the world seed.
     """
     import numpy as np
 
@@ -46,7 +46,8 @@ def reference_means(
     from clinbench.agents.registry import make_agent
     from clinbench.env.registry import make
     from clinbench.episode import play_episode
-    from clinbench.protocol import acting_seed
+    from clinbench.evaluation_key import PUBLIC
+    from clinbench.protocol import EVALUATION, acting_seeds
 
     env = make(env_id)
     policies = {
@@ -57,8 +58,9 @@ def reference_means(
         name: float(
             np.mean(
                 [
-                    play_episode(env, agent, s, agent_seed=acting_seed(s, name, env_id, s)).score
+                    play_episode(env, agent, s, agent_seed=a).score
                     for s in seeds
+                    for a in acting_seeds(PUBLIC, s, name, env_id, EVALUATION, 1)
                 ]
             )
         )

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from clinbench import stats
+from clinbench import evaluation_key, stats
 from clinbench.env.registry import family as env_family
 from clinbench.references import FORMULA
 from clinbench.report.agent_stats import agent_stats, nondeterministic_agents
@@ -262,6 +262,7 @@ def build_report(
             **res.manifest.get("protocol", {}),
             "task_version": results_task_version(res),
             "references": refs,
+            "evaluation_key": evaluation_key_state(res),
             "normalisation": FORMULA,
             "alpha": alpha,
             "test": test,
@@ -307,6 +308,41 @@ def scope_sentence(scope: dict[str, Any]) -> str:
         parts.append(f"seed {d['seed']} (missing: {cells})")
     kept = ", ".join(map(str, scope["seeds"])) or "none"
     return f"the aggregate and the ranking drop {'; '.join(parts)}; they use seeds {kept}"
+
+
+def evaluation_key_state(res: Results) -> dict[str, Any]:
+    """The key the worlds came from: its mode and commitment, and the key itself once
+    it can be revealed (public; or held out and kept in the folder, where it must match
+    the commitment the cells were run under)."""
+    about = res.manifest.get("evaluation")
+    if not about:
+        return {"mode": "unrecorded"}
+    out = {"mode": about["mode"], "commitment": about["commitment"]}
+    mixed = {
+        r["evaluation"]["commitment"]
+        for r in res.records.values()
+        if r.get("evaluation", about)["commitment"] != about["commitment"]
+    }
+    if mixed:
+        raise ResultsError(
+            f"cells of {res.folder} were run under {len(mixed) + 1} evaluation keys; "
+            "a report compares agents on the same worlds only"
+        )
+    if about.get("isolated_agents"):
+        out["isolated_agents"] = True
+    if about["mode"] == "public":
+        key = evaluation_key.PUBLIC.key
+    else:
+        path = res.folder / evaluation_key.KEY_FILE
+        if not path.exists():
+            return {**out, "revealed": None}
+        key = evaluation_key.read(path).key
+    if not evaluation_key.verify(key, about["commitment"]):
+        raise ResultsError(
+            f"the evaluation key of {res.folder} does not match the commitment its cells were "
+            f"run under ({about['commitment'][:16]}...)"
+        )
+    return {**out, "revealed": key.hex()}
 
 
 def provenance(res: Results) -> dict[str, Any]:

@@ -20,13 +20,21 @@ from typing import Any
 
 import clinbench
 from clinbench.config import SweepConfig
+from clinbench.evaluation_key import PUBLIC, PUBLIC_KEY, EvaluationKey
 from clinbench.numerics import blas_kernel, numpy_simd, torch_capability
 from clinbench.sweep.store import FORMAT
 
 #: Sources whose change changes what a cell of any family computes: the shared
 #: environment modules (``env/*.py``), the shared agent modules (``agents/*.py``,
 #: ``agents/core/``), the protocol and the episode loop.
-_CELL_CODE = ("env/*.py", "agents/*.py", "agents/core/**/*.py", "protocol.py", "episode.py")
+_CELL_CODE = (
+    "env/*.py",
+    "agents/*.py",
+    "agents/core/**/*.py",
+    "protocol.py",
+    "episode.py",
+    "evaluation_key.py",
+)
 #: ... except the batched Gymnasium VectorEnv, which no cell runs, and the agent
 #: registry, which only resolves names to the classes whose code is hashed.
 _NOT_CELL_CODE = ("env/gym_vector.py", "agents/registry.py")
@@ -90,6 +98,16 @@ class Cell:
     dataset_digest: str = ""
     split: str = ""
     data_dir: str = field(default="", compare=False)
+    #: the evaluation key (hex) and its mode: handed to the worker, never written to a
+    #: file by the sweep; the hash and the cell file hold its commitment only
+    evaluation_key: str = field(default=PUBLIC_KEY.hex(), compare=False, repr=False)
+    key_mode: str = "public"
+    #: evaluate the trained agent in a process of its own (``clinbench.isolation``)
+    isolate: bool = False
+
+    @property
+    def key_of_evaluation(self) -> EvaluationKey:
+        return EvaluationKey(bytes.fromhex(self.evaluation_key), self.key_mode)
 
     @property
     def env_id(self) -> str:
@@ -110,7 +128,10 @@ class Cell:
             "env_params": asdict(params),
             "protocol": self.protocol,
             "code": self.code,
+            "evaluation": self.key_of_evaluation.about(),
         }
+        if self.isolate:
+            payload["isolate"] = True
         if self.agent_code:
             payload["agent_code"] = self.agent_code
         if self.remote:
@@ -134,9 +155,9 @@ def expected_cost(cell: Cell) -> float:
     return p["train_episodes"] + 2 * p["eval_episodes"] if learning else 0.1 * p["eval_episodes"]
 
 
-def expand(cfg: SweepConfig) -> list[Cell]:
+def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False) -> list[Cell]:
     """The seed x agent x task grid, in report order (task, agent, seed); an agent has
-    cells only on the tasks of the families it plays."""
+    cells only on the tasks of the families it plays; ``key`` derives their worlds."""
     protocol = {
         "train_episodes": cfg.protocol.train_episodes,
         "eval_episodes": cfg.protocol.eval_episodes,
@@ -169,6 +190,9 @@ def expand(cfg: SweepConfig) -> list[Cell]:
             entries[agent].code,
             cfg.remote,
             *data(agent),
+            evaluation_key=key.key.hex(),
+            key_mode=key.mode,
+            isolate=isolate,
         )
         for task in cfg.tasks
         for agent in cfg.agents
@@ -184,6 +208,11 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     """
     from clinbench.protocol import Protocol, run_cell
 
+    key = (
+        EvaluationKey(bytes.fromhex(cell["evaluation_key"]), cell["key_mode"])
+        if cell.get("evaluation_key")
+        else PUBLIC
+    )
     start = time.perf_counter()
     record: dict[str, Any] = {
         "format": FORMAT,
@@ -198,6 +227,9 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
             "agent_code": cell.get("agent_code", ""),
         },
     }
+    record["evaluation"] = key.about()
+    if cell.get("isolate"):
+        record["config"]["isolated"] = True
     if cell.get("remote"):
         record["config"]["remote"] = cell["remote"]
     if cell.get("dataset"):
@@ -215,7 +247,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
         _check_agent_code(cell)
         offline = None
         if cell.get("dataset"):
-            result, offline = _run_offline(cell)
+            result, offline = _run_offline(cell, key)
         else:
             result = run_cell(
                 f"{cell['env']}/{cell['task']}",
@@ -226,6 +258,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
                 env_overrides=cell["env_overrides"],
                 agent_name=cell["agent"],
                 remote=cell.get("remote") or None,
+                key=key,
+                isolate=bool(cell.get("isolate")),
             )
     except KeyboardInterrupt:
         raise
@@ -267,7 +301,7 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
     return record
 
 
-def _run_offline(cell: dict[str, Any]):
+def _run_offline(cell: dict[str, Any], key: EvaluationKey):
     """An offline cell (``clinbench.offline.protocol``): fit on the dataset's split."""
     from clinbench.offline.protocol import run_offline_cell
     from clinbench.protocol import Protocol
@@ -283,6 +317,8 @@ def _run_offline(cell: dict[str, Any]):
         cell["dataset"],
         cell["split"],
         Path(cell["data_dir"]),
+        key=key,
+        isolate=bool(cell.get("isolate")),
     )
 
 

@@ -30,7 +30,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from clinbench import evaluation_key
 from clinbench.config import ConfigError, SweepConfig
+from clinbench.evaluation_key import PUBLIC, EvaluationKey
 from clinbench.numerics import (
     PINNED_KERNEL,
     PINNED_NUMPY,
@@ -123,11 +125,15 @@ def backend(cfg: SweepConfig) -> Iterator[int]:
 
 
 def plan(
-    cfg: SweepConfig, resume: bool, retry_failed: bool
+    cfg: SweepConfig,
+    resume: bool,
+    retry_failed: bool,
+    key: EvaluationKey = PUBLIC,
+    isolate: bool = False,
 ) -> tuple[list[Cell], list[str], dict[str, dict[str, Any]], list[str]]:
     """Which cells to run; (cells, their hashes, records reused, corrupt-file messages)."""
     runs = cfg.results / "runs"
-    cells = expand(cfg)
+    cells = expand(cfg, key, isolate)
     hashes = [c.hash for c in cells]
     reused: dict[str, dict[str, Any]] = {}
     corrupt: list[str] = []
@@ -154,8 +160,15 @@ def run_sweep(
     fail_fast: bool = False,
     console: Console | None = None,
     show_progress: bool = True,
+    key: EvaluationKey = PUBLIC,
+    isolate: bool = False,
 ) -> SweepOutcome:
-    """Run (or resume) the sweep of ``cfg`` and rebuild its tidy outputs and manifest."""
+    """Run (or resume) the sweep of ``cfg`` and rebuild its tidy outputs and manifest.
+
+    ``key`` derives every world (``clinbench.evaluation_key``): a held-out key is kept
+    in the results folder (owner-only) before any cell runs, so a resume reuses it; the
+    manifest and the cell files record only its commitment. ``isolate`` evaluates each
+    trained agent in a process of its own."""
     console = console or Console(stderr=True)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -182,7 +195,8 @@ def run_sweep(
             "reproduce the canonical numbers (import clinbench before numpy, or set "
             "NPY_DISABLE_CPU_FEATURES; clinbench/numerics.py)"
         )
-    cells, hashes, records, corrupt = plan(cfg, resume, retry_failed)
+    keep_key(cfg.results, key)
+    cells, hashes, records, corrupt = plan(cfg, resume, retry_failed, key, isolate)
     for message in corrupt:
         console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")
     todo = sorted(
@@ -281,6 +295,7 @@ def run_sweep(
                 "curve_points": cfg.protocol.curve_points,
                 "oc_episodes": cfg.protocol.oc_episodes,
             },
+            evaluation={**key.about(), "isolated_agents": isolate},
             counts={
                 "total": outcome.total,
                 "ran": outcome.ran,
@@ -303,6 +318,16 @@ def run_sweep(
     )
     outcome.outputs["manifest"] = cfg.results / "manifest.json"
     return outcome
+
+
+def keep_key(results: Path, key: EvaluationKey) -> None:
+    """Store a held-out key in ``results``; drop a stale one under the public key (the
+    report would otherwise reveal a key that no cell used)."""
+    path = results / evaluation_key.KEY_FILE
+    if key.mode == "held_out":
+        evaluation_key.store(results, key)
+    elif path.exists():
+        path.unlink()
 
 
 def _unpinned_simd(simd: str | None) -> bool:

@@ -1,0 +1,157 @@
+"""Agent isolation for evaluation: the trained agent in a process of its own.
+
+In-process, the agent contract keeps accidents out but is no security boundary: code in
+the harness's interpreter can reach the scored environment, the evaluation key and the
+results folder. ``--isolate-agents`` closes that: after training, the agent is pickled
+into a fresh interpreter (started with ``python -m clinbench.isolation``, so it inherits
+no memory of the harness, in a temporary working folder, without the key's
+environment variable) that receives observations and returns actions over a socket.
+The scored environment, the key and the results folder stay in the harness.
+
+The child plays exactly what the in-process agent would: it unpickles the same state
+and is reset with the same acting seeds (tested).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+from clinbench.agents.registry import PLUGIN_MODULE_PREFIX
+from clinbench.evaluation_key import KEY_VARIABLE
+
+
+class IsolatedAgentError(RuntimeError):
+    """The agent's process failed or died (its error is in the message)."""
+
+
+class IsolatedAgent:
+    """A proxy with the agent interface (``reset``, ``act``, ``episode_stats``) whose
+    agent lives in a child process."""
+
+    def __init__(self, agent: Any):
+        self.name = getattr(agent, "name", type(agent).__name__)
+        self.learning = getattr(agent, "learning", False)
+        try:
+            payload = pickle.dumps(agent, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure is the agent's
+            raise IsolatedAgentError(
+                f"agent {self.name!r} cannot be isolated: it does not pickle ({exc})"
+            ) from None
+        ours, theirs = socket.socketpair()
+        env = {k: v for k, v in os.environ.items() if k != KEY_VARIABLE}
+        self._cwd = tempfile.TemporaryDirectory(prefix="clinbench-agent-")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "clinbench.isolation", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            env=env,
+            cwd=self._cwd.name,
+            stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        self._conn = Connection(ours.detach())
+        # plugin files are imported under a module name of their path's hash: the
+        # child imports the same files the same way before it unpickles the agent
+        files = [
+            m.__file__
+            for name, m in list(sys.modules.items())
+            if name.startswith(PLUGIN_MODULE_PREFIX) and getattr(m, "__file__", None)
+        ]
+        self._call("load", (files, payload))
+
+    def _call(self, op: str, arg: Any = None) -> Any:
+        try:
+            self._conn.send((op, arg))
+            status, value = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self._proc.poll()
+            raise IsolatedAgentError(
+                f"agent {self.name!r}: its process ended (exit code {code}) during {op!r}: {exc}"
+            ) from None
+        if status != "ok":
+            raise IsolatedAgentError(f"agent {self.name!r} failed in {op!r}:\n{value}")
+        return value
+
+    def reset(self, seed: Any = None) -> None:
+        self._call("reset", seed)
+
+    def act(self, obs: Any) -> Any:
+        return self._call("act", obs)
+
+    def episode_stats(self) -> dict[str, float]:
+        return self._call("episode_stats")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.send(("close", None))
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._cwd.cleanup()
+
+
+@contextlib.contextmanager
+def player(agent: Any, isolate: bool) -> Iterator[Any]:
+    """``agent`` itself, or (``isolate``) its proxy in a child process, closed after."""
+    if not isolate:
+        yield agent
+        return
+    proxy = IsolatedAgent(agent)
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+def _serve(conn: Connection) -> None:
+    """The child's loop: load the agent, then answer reset / act / episode_stats."""
+    import traceback
+
+    agent = None
+    while True:
+        try:
+            op, arg = conn.recv()
+        except EOFError:
+            return
+        if op == "close":
+            return
+        try:
+            if op == "load":
+                from clinbench.agents.registry import load_plugin_file
+
+                files, payload = arg
+                for path in files:
+                    load_plugin_file(path)
+                agent, value = pickle.loads(payload), None
+            elif op == "reset":
+                value = agent.reset(arg)
+            elif op == "act":
+                value = agent.act(arg)
+            elif op == "episode_stats":
+                stats = getattr(agent, "episode_stats", None)
+                value = dict(stats()) if stats is not None else {}
+            else:
+                raise ValueError(f"unknown request {op!r}")
+        except Exception:  # noqa: BLE001 - reported to the harness, which raises
+            conn.send(("error", traceback.format_exc()))
+        else:
+            conn.send(("ok", value))
+
+
+if __name__ == "__main__":
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        _serve(Connection(int(sys.argv[1])))
