@@ -9,12 +9,17 @@ environment variable) that receives observations and returns actions over a sock
 The scored environment, the key and the results folder stay in the harness.
 
 The child plays exactly what the in-process agent would: it unpickles the same state
-and is reset with the same acting seeds (tested).
+and is reset with the same acting seeds (tested). Observations often refer to the same
+read-only arrays step after step (a world's visible attributes): each is sent once per
+episode and recalled by reference after that (:class:`_Wire`), which halves the cost
+of a step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copyreg
+import io
 import os
 import pickle
 import socket
@@ -25,8 +30,62 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
+import numpy as np
+
 from clinbench.agents.registry import PLUGIN_MODULE_PREFIX
 from clinbench.evaluation_key import KEY_VARIABLE
+
+#: Arrays smaller than this are sent every time (a reference would save nothing).
+_MIN_SHARED_BYTES = 512
+#: The child's arrays received this episode, by the harness's id of them.
+_RECEIVED: dict[int, np.ndarray] = {}
+
+
+def _immutable(a: np.ndarray) -> bool:
+    """Read-only all the way down (a read-only view of a writeable array may change)."""
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return False
+        a = a.base
+    return a is None or isinstance(a, bytes)
+
+
+def _remember(key: int, data: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    array = np.frombuffer(data, dtype=dtype).reshape(shape)  # read-only, like the original
+    _RECEIVED[key] = array
+    return array
+
+
+def _recall(key: int) -> np.ndarray:
+    return _RECEIVED[key]
+
+
+class _Wire:
+    """Pickles what the harness sends; a large read-only array goes once per episode."""
+
+    def __init__(self) -> None:
+        self.sent: dict[int, np.ndarray] = {}  # kept alive, so no id is reused
+        self.table = copyreg.dispatch_table.copy()
+        self.table[np.ndarray] = self._reduce
+
+    def _reduce(self, a: np.ndarray):
+        if a.nbytes < _MIN_SHARED_BYTES or a.dtype.hasobject or not _immutable(a):
+            return a.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+        key = id(a)
+        if key in self.sent:
+            return _recall, (key,)
+        self.sent[key] = a
+        return _remember, (key, a.tobytes(), a.dtype.str, a.shape)
+
+    def dumps(self, message: Any) -> bytes:
+        f = io.BytesIO()
+        pickler = pickle.Pickler(f, pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = self.table
+        pickler.dump(message)
+        return f.getvalue()
+
+    def new_episode(self) -> None:
+        self.sent.clear()
 
 
 class IsolatedAgentError(RuntimeError):
@@ -58,6 +117,7 @@ class IsolatedAgent:
         )
         theirs.close()
         self._conn = Connection(ours.detach())
+        self._wire = _Wire()
         # plugin files are imported under a module name of their path's hash: the
         # child imports the same files the same way before it unpickles the agent
         files = [
@@ -69,7 +129,7 @@ class IsolatedAgent:
 
     def _call(self, op: str, arg: Any = None) -> Any:
         try:
-            self._conn.send((op, arg))
+            self._conn.send_bytes(self._wire.dumps((op, arg)))
             status, value = self._conn.recv()
         except (EOFError, OSError) as exc:
             code = self._proc.poll()
@@ -81,6 +141,7 @@ class IsolatedAgent:
         return value
 
     def reset(self, seed: Any = None) -> None:
+        self._wire.new_episode()
         self._call("reset", seed)
 
     def act(self, obs: Any) -> Any:
@@ -136,6 +197,7 @@ def _serve(conn: Connection) -> None:
                     load_plugin_file(path)
                 agent, value = pickle.loads(payload), None
             elif op == "reset":
+                _RECEIVED.clear()
                 value = agent.reset(arg)
             elif op == "act":
                 value = agent.act(arg)

@@ -262,8 +262,9 @@ def test_batched_core_equals_sync_on_every_path(gid, overrides, mode):
             _seen(out[-1], seen)
             if "final_info" in out[-1]:
                 _seen(out[-1]["final_info"], seen)
-    for path in ("score", "seed", "memory_evicted", "outcome:consented", "outcome:eligible"):
+    for path in ("score", "memory_evicted", "outcome:consented", "outcome:eligible"):
         assert path in seen, path
+    assert "seed" not in seen  # autoresets are unseeded: no world seed leaves the env
     for path in ("outcome:declined", "error:missing_patient_id"):
         assert path in seen, path
     if overrides is TIGHT:
@@ -272,6 +273,7 @@ def test_batched_core_equals_sync_on_every_path(gid, overrides, mode):
         assert "error:insufficient_budget" in seen
     else:
         assert "outcome:relax_criteria" in seen
+
 
 def test_batched_core_fixed_worlds_and_unseeded_resets_equal_adapters():
     envs = _vec(HARD, AutoresetMode.NEXT_STEP, 3)

@@ -17,9 +17,16 @@ Importing :mod:`clinbench` registers the ids (or let Gymnasium import it:
 The episode ends only by itself (``stop`` or the deadline, both ``terminated``), so the
 ids are registered without a ``TimeLimit`` and ``truncated`` is always False.
 
+Actions: a macro index is an ``int`` or a numpy integer (a scalar such as ``np.int64``,
+or a 0-d integer array), in ``0..n-1``; a numpy integer plays exactly as the ``int`` it
+holds. A ``bool`` (or ``np.bool_``) is not an index, nor is a float: ``ValueError``,
+and the episode is unchanged.
+
 Seeding: ``reset(seed=s)`` plays the native world of seed ``s``, the same world a native
-agent meets with that seed. ``reset()`` without a seed draws the native seed from the
-Gymnasium ``np_random``, so a seeded reset followed by unseeded ones is reproducible.
+agent meets with that seed, and ``info["seed"]`` is ``s``. ``reset()`` without a seed
+draws the native seed from the Gymnasium ``np_random`` (the environment's own stream),
+so a seeded reset followed by unseeded ones is reproducible, and reports no seed: its
+``info`` has no ``"seed"``, and nothing in it is derived from the world's seed.
 
 Pickling stores the recipe of the current episode (task id, overrides, reset seed and
 options, the macro indices played) and replays it on load. Native environments are
@@ -109,25 +116,38 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         native_seed = int(self.np_random.integers(_SEED_BOUND)) if seed is None else seed
         options = dict(options) if options else None
         obs, info = self.native.reset(seed=native_seed, options=options)
+        if seed is None:  # the world's seed stays inside: an agent could rebuild the world
+            info.pop("seed", None)
         self._episode = (native_seed, options)
         self._played = []
         return self._convert(obs, info)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        # Plain ints (what policies mostly pass) are checked here; anything else by the space.
-        if not (type(action) is int and 0 <= action < self._n) and not self.action_space.contains(
-            action
-        ):
-            raise ValueError(f"action {action!r} is not in {self.action_space}")
+        # Plain ints (what policies mostly pass) are checked here; anything else below.
+        k = action if type(action) is int and 0 <= action < self._n else self._index(action)
         if self._obs is None:
             raise RuntimeError("call reset() first")
-        k = int(action)
         obs, reward, terminated, truncated, info = self.native.step(
             self.macro_space.to_action(k, self._obs)
         )
         self._played.append(k)
         features, info = self._convert(obs, info)
         return features, float(reward), bool(terminated), bool(truncated), info
+
+    def _index(self, action: Any) -> int:
+        """``action`` as a macro index: an int (not a bool) or a numpy integer in range."""
+        if isinstance(action, int) and not isinstance(action, bool):
+            k = int(action)
+        elif isinstance(action, (np.integer, np.ndarray)) and action.dtype.kind in "iu":
+            k = int(action) if action.shape == () else -1
+        else:
+            k = -1
+        if not 0 <= k < self._n:
+            raise ValueError(
+                f"action {action!r} is not in {self.action_space} (a macro index is an int "
+                "or a numpy integer; a bool is not one)"
+            )
+        return k
 
     def _convert(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         """Features and mask of ``obs``; ``info`` is the native env's fresh dict, extended."""

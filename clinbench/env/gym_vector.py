@@ -5,8 +5,12 @@
 same observations, rewards, flags and ``info`` (keys, ``_key`` masks, dtypes), in the
 same autoreset mode (``NextStep`` by default, ``SameStep`` with ``final_obs`` /
 ``final_info``, or ``Disabled``), and the same seeding (``reset(seed=s)`` seeds sub-env
-``i`` with ``s + i``; later unseeded resets draw the native seed from each sub-env's own
-generator, as :class:`~clinbench.env.gym_adapter.MacroGymEnv` does).
+``i`` with ``s + i``; later unseeded resets, autoresets included, draw the native seed
+from each sub-env's own generator and report none, as
+:class:`~clinbench.env.gym_adapter.MacroGymEnv` does: the ``info`` of an unseeded reset
+has no ``"seed"``, whatever the core returns). Actions are ``num_envs`` integers (an
+integer array, or a sequence of ints or numpy integers); a ``bool`` is not a macro
+index, in an array or in a list (``ValueError``, nothing is stepped).
 
 The sub-environments live in a *core* with three calls:
 
@@ -95,7 +99,7 @@ class MacroVectorEnv(VectorEnv):
                 raise ValueError(f"options['reset_mask'] must have shape ({n},), some True")
             options = options or None
         rows = np.flatnonzero(which)
-        items = [(i, self.core.reset(i, seeds[i], options)) for i in rows.tolist()]
+        items = [(i, self._reset_one(i, seeds[i], options)) for i in rows.tolist()]
         self._autoreset_envs[rows] = False
         self._started[rows] = True
         self.core.observe(self._obs, self._masks, rows)
@@ -115,7 +119,7 @@ class MacroVectorEnv(VectorEnv):
         stepped = list(range(n))
         if mode is AutoresetMode.NEXT_STEP and self._autoreset_envs.any():
             for i in np.flatnonzero(self._autoreset_envs).tolist():
-                infos[i] = core.reset(i, None, None)
+                infos[i] = self._reset_one(i, None, None)
             stepped = np.flatnonzero(~self._autoreset_envs).tolist()
         rewards = np.zeros(n)
         terms = np.zeros(n, dtype=np.bool_)
@@ -135,7 +139,7 @@ class MacroVectorEnv(VectorEnv):
                 final_obs[i] = self._obs[i].copy()
                 infos[i]["action_mask"] = self._masks[i].copy()
                 ended.append((i, infos[i]))
-                infos[i] = core.reset(i, None, None)
+                infos[i] = self._reset_one(i, None, None)
             core.observe(self._obs, self._masks, np.array(done))
             final = {
                 "final_obs": final_obs,
@@ -152,10 +156,27 @@ class MacroVectorEnv(VectorEnv):
         self.core.close()
 
     # ------------------------------------------------------------------ helpers
+    def _reset_one(self, i: int, seed: int | None, options: dict[str, Any] | None) -> dict:
+        """Sub-env ``i``'s reset ``info``; an unseeded one keeps the world's seed inside."""
+        info = self.core.reset(i, seed, options)
+        if seed is None:
+            info.pop("seed", None)
+        return info
+
     def _check(self, actions: Any) -> np.ndarray:
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be {self.num_envs} integers, got {actions!r}")
+        # a list such as [True, 2] becomes an integer array: its bools are refused here
+        if a.ndim == 1 and not isinstance(actions, np.ndarray):
+            has_bool = any(
+                isinstance(x, (bool, np.bool_, np.ndarray)) and np.asarray(x).dtype == np.bool_
+                for x in actions
+            )
+        else:
+            has_bool = False
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu" or has_bool:
+            raise ValueError(
+                f"actions must be {self.num_envs} integers (not bools), got {actions!r}"
+            )
         if a.min() < 0 or a.max() >= self._n:
             raise ValueError(f"actions {actions!r} are not in {self.action_space}")
         return a.astype(np.int64, copy=False)

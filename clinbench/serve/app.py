@@ -16,8 +16,14 @@ session (``/ws``), at most ``max_sessions`` of them. The wire protocol is OpenEn
   exact, see :mod:`clinbench.serve.wire`), never hidden state.
 
 An invalid action is a policy choice: it is played and comes back with its native
-error code (``info["error"]``, ``error``). A malformed message is a protocol error
-(``{"type": "error", "data": {"code": ...}}``) and the session stays usable. HTTP
+error code (``info["error"]``, ``error``), exactly as in process (a native field such as
+``"inclusion_criteria_strictness": 1e999`` or an integer too large for a float is the
+family's error code, never an exception). A malformed message is a protocol error
+(``{"type": "error", "data": {"code": ...}}``) and the session stays usable; ``macro``
+must be a JSON integer (``true``, ``1.0`` or ``"1"`` are ``VALIDATION_ERROR``). A reset
+without a seed plays a world drawn from the session's own stream and reports no seed
+(its ``info`` has no ``"seed"``). A client that goes away, mid-episode or after a clean
+close, ends its session: the server logs one line and frees the slot. HTTP
 ``/reset`` and ``/step`` are OpenEnv's stateless endpoints (a fresh environment per
 request): multi-step episodes need ``/ws``. Also ``/health``, ``/schema`` and
 ``/tasks`` (every task with its action schema and macro-actions).
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import typing
 from functools import cache
@@ -36,7 +43,8 @@ import pydantic
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StrictInt
+from starlette.websockets import WebSocketDisconnect
 
 from clinbench.env.base import Env
 from clinbench.env.registry import env_ids, make, spec
@@ -50,6 +58,8 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 #: Largest WebSocket message the server accepts (bytes); actions are far smaller.
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 RESET_KEYS = ("seed", "episode_id", "task", "overrides", "options", "to_dict")
+#: The server's log (uvicorn's, so ``clinbench serve``'s log level applies to it).
+log = logging.getLogger("uvicorn.error")
 
 
 class ClinbenchAction(Action):
@@ -57,7 +67,10 @@ class ClinbenchAction(Action):
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
-    macro: int | None = Field(default=None, description="macro-action index (instead of fields)")
+    # strict: a bool, a float or a numeric string is not an index (pydantic would cast them)
+    macro: StrictInt | None = Field(
+        default=None, description="macro-action index (instead of fields)"
+    )
 
 
 class ClinbenchObservation(Observation):
@@ -134,6 +147,8 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
                 self._envs.clear()
             env = self._envs[key] = make(task, **overrides)
         obs, info = env.reset(seed=seed, options=kwargs.get("options"))
+        if seed is None:  # drawn from the env's own stream: the world's seed stays here
+            info.pop("seed", None)
         self._env, self._obs, self._done = env, obs, False
         self._to_dict = kwargs.get("to_dict", True) is not False
         self._encode.reset()
@@ -173,6 +188,11 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
     @property
     def state(self) -> ClinbenchState:
         return self._state
+
+    def close(self) -> None:
+        """The session ended (OpenEnv calls this): drop its environments."""
+        self._envs.clear()
+        self._env, self._obs, self._done = None, None, True
 
     def _answer(self, obs: Any, reward: float | None, done: bool, info: dict) -> Any:
         macros = self._env.macro_space
@@ -220,6 +240,11 @@ class SessionGuard:
       ends as on any disconnect), so abandoned sessions free their slot.
     - A frame that is not a JSON object (binary, ``[]``, ``null``, a number) is answered
       with an ``INVALID_MESSAGE`` error here: OpenEnv 0.2.1 would end the session on it.
+    - A client that goes away (a clean close, a ``close`` message, a dropped connection,
+      mid-episode or mid-answer) is a normal end: OpenEnv frees the session, and its
+      attempt to close or answer a connection that is gone, which would escape as an
+      "Exception in ASGI application" traceback, is absorbed here. Every WebSocket
+      session ends with one line in the server log (INFO), none with a traceback.
     """
 
     def __init__(self, app: Any, idle_timeout: float):
@@ -230,7 +255,10 @@ class SessionGuard:
             await self.app(scope, receive, send)
             return
 
-        idle = {"closed": False}
+        # how the connection ended: "idle" (closed here), "client" (the client closed it:
+        # its close code, if it came before the server's close), "gone" (mid-answer); None
+        # while it is open, or when the server closed it
+        ended: dict[str, Any] = {"how": None, "code": None}
 
         async def guarded_receive() -> dict:
             while True:
@@ -240,17 +268,51 @@ class SessionGuard:
                     else:
                         message = await receive()
                 except TimeoutError:
-                    idle["closed"] = True
+                    ended["how"] = "idle"
                     return {"type": "websocket.disconnect", "code": 1001}
+                if message["type"] == "websocket.disconnect":
+                    ended["how"], ended["code"] = "client", message.get("code")
+                    return message
                 if message["type"] != "websocket.receive" or _is_object(message.get("text")):
                     return message
-                await send({"type": "websocket.send", "text": _INVALID_MESSAGE})
+                await guarded_send({"type": "websocket.send", "text": _INVALID_MESSAGE})
+
+        async def guarded_send(message: dict) -> None:
+            closing = message["type"] == "websocket.close"
+            if closing and ended["how"] == "client":
+                return  # the client closed it already: nothing left to close
+            try:
+                await send(message)
+            except OSError:  # uvicorn's ClientDisconnected: the client is gone
+                if ended["how"] is None:
+                    ended["how"] = "client" if closing else "gone"
+                if not closing:
+                    raise  # the endpoint stops answering (Starlette: WebSocketDisconnect)
 
         try:
-            await self.app(scope, guarded_receive, send)
-        except Exception:
-            if not idle["closed"]:  # OpenEnv's goodbye to a session closed for idling
+            await self.app(scope, guarded_receive, guarded_send)
+        except (WebSocketDisconnect, OSError, RuntimeError):
+            # OpenEnv answering a client that is gone (its error reply, then its close),
+            # or its goodbye to a session closed for idling
+            if ended["how"] is None:
                 raise
+        _log_end(scope, ended)
+
+
+def _log_end(scope: dict, ended: dict[str, Any]) -> None:
+    """The one line a WebSocket session leaves in the server log."""
+    client = scope.get("client")
+    who = f"{client[0]}:{client[1]}" if client else "a client"
+    how, code = ended["how"], ended["code"]
+    if how == "idle":
+        why = "idle, closed by the server"
+    elif how == "client":
+        why = "disconnected" + ("" if code is None else f" (code {code})")
+    elif how == "gone":
+        why = "the client went away while the server was answering"
+    else:
+        why = "closed"
+    log.info("%s - WebSocket session ended: %s", who, why)
 
 
 _INVALID_MESSAGE = json.dumps(

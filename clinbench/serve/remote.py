@@ -12,7 +12,9 @@ the actions of the episode so far (environments are deterministic given the seed
 most ``retries`` times per call with a growing pause, then raises
 :class:`RemoteEnvError`. Every wait has a timeout, so a dead server fails a cell, never
 hangs it. A protocol error from the server (a malformed action, say) is a
-``ValueError`` at once, as in-process.
+``ValueError`` at once, as in-process. Numpy numbers in an action's fields are sent as
+the Python values they hold (``np.int64(5)`` as ``5``), which the server reads as the
+native environment reads the numpy ones.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import time
 from typing import Any
+
+import numpy as np
 
 from clinbench.env.base import Env
 from clinbench.env.registry import make, spec
@@ -81,6 +85,7 @@ class RemoteEnv(Env):
         if self._episode is None:
             raise RuntimeError("call reset() first")
         fields = dict(action) if isinstance(action, dict) else action.to_dict()
+        fields = {k: _plain(v) for k, v in fields.items()}
         payload = self._call(lambda c: c.step(fields), replay=True)
         self._played.append(fields)
         obs, reward, done, info = self._parse(payload)
@@ -167,6 +172,17 @@ class RemoteEnv(Env):
         info = decode(data["info"])
         reward = 0.0 if result.reward is None else float(result.reward)
         return obs, reward, bool(result.done), info
+
+
+def _plain(value: Any) -> Any:
+    """A numpy number or bool as the Python value it holds (exact; JSON cannot carry
+    ``np.int64`` or ``np.float32``), so it plays as it does in process; anything else
+    as it is (the server checks it as the native environment would)."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        item = value.item()
+        if type(item) in (int, float, bool):
+            return item
+    return value
 
 
 def _network_error(e: BaseException) -> bool:

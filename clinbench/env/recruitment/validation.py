@@ -1,11 +1,12 @@
 """Input validation of the recruitment simulator: action arguments and task parameters.
 
 No input may crash ``step`` (spec section 11, "No input crashes step"): a malformed
-argument value (a numpy array, bytes, a number, a huge string, a non-finite confidence)
-is an invalid action like any other, answered with ``invalid_argument`` before a handler
-reads it. Task parameters are checked once, when a task is built, so that an override
-such as ``target=0`` or ``n_sites=27`` fails at ``make()`` with a message naming the
-parameter and its range instead of dividing by zero (or worse, running) later on.
+argument value (a numpy array, bytes, a number, a huge string, a confidence that is not
+finite as a float) is an invalid action like any other, answered with
+``invalid_argument`` before a handler reads it. Task parameters are checked once, when
+a task is built, so that an override such as ``target=0`` or ``n_sites=27`` fails at
+``make()`` with a message naming the parameter and its range instead of dividing by
+zero (or worse, running) later on.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ def argument_error(action: Action) -> ErrorCode | None:
     """``INVALID_ARGUMENT`` if a set field of ``action`` holds a malformed value, else None.
 
     A text field must be a ``str`` (exactly: numpy ``str_`` and other subclasses are
-    refused) of at most ``MAX_TEXT_CHARS`` characters; ``confidence`` a finite real
-    number other than a bool (numpy scalars included). Nothing is converted, and no
-    value is truth-tested, so this never raises. It runs on every step: the usual
+    refused) of at most ``MAX_TEXT_CHARS`` characters; ``confidence`` a real number other
+    than a bool (numpy scalars included) that is finite as a float: ``nan``, ``inf`` and
+    an integer too large for a float (``10**400``) are refused. Nothing is converted, and
+    no value is truth-tested, so this never raises. It runs on every step: the usual
     action (mostly ``None`` fields, short strings) costs well under a microsecond.
     """
     try:
@@ -52,14 +54,13 @@ def argument_error(action: Action) -> ErrorCode | None:
             if value is not None and (type(value) is not str or len(value) > MAX_TEXT_CHARS):
                 return ErrorCode.INVALID_ARGUMENT
         c = action.confidence
-        if c is None or type(c) is int:
+        if c is None:
             return None
-        if type(c) is float:
-            return None if math.isfinite(c) else ErrorCode.INVALID_ARGUMENT
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not math.isfinite(c):
+        if type(c) is not float and (isinstance(c, bool) or not isinstance(c, numbers.Real)):
             return ErrorCode.INVALID_ARGUMENT
-        return None
-    except Exception:  # noqa: BLE001 - never raise: attributes or __float__ that misbehave
+        # an int beyond float range raises OverflowError here: refused below
+        return None if math.isfinite(c) else ErrorCode.INVALID_ARGUMENT
+    except Exception:  # noqa: BLE001 - never raise: ints beyond float range, __float__ that misbehaves
         return ErrorCode.INVALID_ARGUMENT
 
 

@@ -3,6 +3,16 @@
 Field names are ClinicalTrialEnv's where the concept is the same, so agents written for
 it port easily; the differences (nothing is clamped, zero allocation means zero
 patients, claims name their arm) are listed in ``docs/environments.md``.
+
+Numbers: a numeric field takes a Python ``int`` or ``float`` (``n_next_cohort`` an
+``int``) or a numpy integer or floating scalar of at most 64 bits, which the action
+stores as the Python value it holds (``.item()``, exact), so ``np.int64(5)`` and ``5``,
+``np.float32(0.25)`` and ``0.25`` play bit-identical trials. A ``bool`` (or ``np.bool_``)
+is never a number, and a number must be finite as a float: ``10**400`` is refused like
+``inf``. Every refusal is an error code naming the field (``bad_cohort_size``,
+``bad_allocation``, ``bad_strictness``; ``invalid_argument`` for a cohort size that is
+not an integer or a decision flag that is not a bool), never an exception out of
+``step``.
 """
 
 from __future__ import annotations
@@ -12,12 +22,23 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 from clinbench.env.trial_design.tasks import ARMS, DOSE_ARMS
 
 ALLOCATION_FIELDS = tuple(f"allocation_{a}" for a in ARMS)
 MAX_COHORT = 100
 #: The allocations must sum to 1 within this.
 SUM_TOL = 1e-6
+#: The fields holding a number or a bool: numpy scalars in them are read as Python values.
+SCALAR_FIELDS = (
+    "n_next_cohort",
+    *ALLOCATION_FIELDS,
+    "inclusion_criteria_strictness",
+    "stop_for_success",
+    "stop_for_futility",
+)
+_PYTHON_SCALARS = (int, float, bool)
 
 
 class ErrorCode(StrEnum):
@@ -59,6 +80,19 @@ class TrialAction:
     success_arm: str | None = None
     stop_for_futility: bool = False
 
+    def __post_init__(self) -> None:
+        # A numpy scalar becomes the Python value it holds (np.int64 -> int, np.float32 ->
+        # float, np.bool_ -> bool, all exact), so the simulator and ``to_dict`` see exactly
+        # what the equivalent Python action holds. Other values are kept and checked by
+        # ``argument_error`` (a longdouble, say, has no exact Python value: refused there).
+        values = self.__dict__
+        for name in SCALAR_FIELDS:
+            v = values[name]
+            if isinstance(v, np.generic):
+                item = v.item()
+                if type(item) in _PYTHON_SCALARS:
+                    values[name] = item
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -91,11 +125,19 @@ def _is_bool(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A finite real number, not a bool: an ``int`` beyond float range is not finite."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an int too large for a float (10**400)
+        return False
 
 
 def argument_error(a: TrialAction) -> ErrorCode | None:
-    """The first argument of ``a`` of the wrong type or out of its range, or ``None``."""
+    """The first argument of ``a`` of the wrong type or out of its range, or ``None``.
+
+    Never raises: an integer too large for a float is out of range like any other."""
     if not (_is_bool(a.stop_for_success) and _is_bool(a.stop_for_futility)):
         return ErrorCode.INVALID_ARGUMENT
     if a.stop_for_success and a.stop_for_futility:
