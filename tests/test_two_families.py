@@ -102,6 +102,28 @@ def test_operating_characteristics_match_statsmodels_on_the_oc_episodes(both):
     assert "## Operating characteristics" in md and "P(claim \\| null drug)" in md
 
 
+def test_each_trained_policy_has_its_own_rates(both):
+    """A learning agent is a different policy at each seed: its rates are not pooled."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    cfg, folder, rep = both
+    policies = rep["operating_characteristics"]["effective_drug"]["policies"]
+    assert set(policies) == {"hcapo"}  # the only agent trained per seed here
+    assert sorted(map(int, policies["hcapo"])) == sorted(cfg.protocol.seeds)
+    for path in sorted((folder / "runs").glob("*.json")):
+        record = json.loads(path.read_text())
+        k = record["key"]
+        if k["task"] != "effective_drug" or k["agent"] != "hcapo":
+            continue
+        null = [m for m in record["oc_metrics"] if m["null_world"] == 1]
+        c = policies["hcapo"][str(k["seed"])]["type_i_error"]
+        assert (c["k"], c["n"]) == (int(sum(m["claimed"] for m in null)), len(null))
+        lo, hi = proportion_confint(c["k"], c["n"], alpha=0.05, method="beta")
+        assert (c["lo"], c["hi"]) == pytest.approx((lo, hi), abs=1e-12)
+    md = (folder / "benchmark_report.md").read_text()
+    assert "Each trained policy on its own" in md
+
+
 def test_each_familys_domain_charts_are_drawn(both):
     _, folder, _ = both
     names = {p.name for p in (folder / "charts").iterdir()}

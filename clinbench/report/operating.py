@@ -6,6 +6,10 @@ P(success claim | null drug). The report pools the operating-characteristic epis
 (``protocol.oc_episodes`` per cell, worlds of their own) of all seeds of a (task, agent)
 and shows a proportion with its exact binomial (Clopper-Pearson) 95 %
 interval, a mean with its Student-t 95 % interval.
+
+A trained agent is a different policy at each seed: a pooled rate could hide one
+policy above alpha behind others below it, so each trained policy (a cell with a
+learning curve or an offline fit) also gets its own rates (``policies``).
 """
 
 from __future__ import annotations
@@ -46,15 +50,38 @@ def characteristic(
     return {"value": value, "lo": lo, "hi": hi, "n": n, "kind": kind}
 
 
+def trained(record: dict[str, Any]) -> bool:
+    """Whether a cell's policy was trained at its seed (so each seed's is its own)."""
+    return bool(record.get("curve") or record.get("offline"))
+
+
+def policy_rates(res: Results, task: str, agent: str, fam: Any) -> dict[int, dict[str, Any]]:
+    """Each trained policy's own rates on ``task``: {seed: {characteristic: value}}."""
+    out = {}
+    for (t, a, seed), record in sorted(res.records.items()):
+        if t != task or a != agent or not trained(record):
+            continue
+        episodes = record.get("oc_metrics") or [e.get("metrics", {}) for e in record["episodes"]]
+        out[seed] = {
+            oc.name: characteristic(episodes, oc.metric, oc.among, "rate")
+            for oc in fam.operating_characteristics
+            if fam.metric(oc.metric).kind == "rate"
+        }
+    return out
+
+
 def operating_characteristics(res: Results) -> dict[str, dict[str, Any]]:
-    """Per task of a family that declares them: the labels, and per agent the values."""
+    """Per task of a family that declares them: the labels, per agent the values over
+    all its seeds, and per trained policy (agent, seed) its own rates."""
     out: dict[str, dict[str, Any]] = {}
     for task in res.tasks:
         fam = family(res.task_env(task))
         if not fam.operating_characteristics:
             continue
-        rows = {}
+        rows, policies = {}, {}
         for agent in res.agents:
+            if own := policy_rates(res, task, agent, fam):
+                policies[agent] = own
             episodes = episode_metrics(res, task, agent)
             if not episodes:
                 continue
@@ -65,5 +92,11 @@ def operating_characteristics(res: Results) -> dict[str, dict[str, Any]]:
         out[task] = {
             "labels": {oc.name: oc.label for oc in fam.operating_characteristics},
             "agents": rows,
+            "policies": policies,
+            "policy_labels": {
+                oc.name: oc.label
+                for oc in fam.operating_characteristics
+                if fam.metric(oc.metric).kind == "rate"
+            },
         }
     return out
