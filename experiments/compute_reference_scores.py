@@ -3,11 +3,13 @@
     python experiments/compute_reference_scores.py                 # writes the modules
     python experiments/compute_reference_scores.py --check         # exit 1 if one is stale
     python experiments/compute_reference_scores.py --family trial_design
+    python experiments/compute_reference_scores.py --seeds-count 20 --output /tmp/refs
 
-Each reference is the mean score over the same 100 fixed world seeds
-(``REFERENCE_SEEDS``) of ``random`` and of the family's oracle reference planner
-(``PLANNER`` in ``clinbench/references/<family>.py``), written to the module its
-``Family.references`` names.
+Each reference is the mean score over the same fixed world seeds (``REFERENCE_SEEDS``:
+``REFERENCE_WORLDS`` = 1,000 per task by default, ``--seeds-count`` for fewer) of
+``random`` and of the family's oracle reference planner (``PLANNER`` in
+``clinbench/references/<family>.py``), with its standard error and the number of
+worlds, written to the module its ``Family.references`` names (or into ``--output``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 from clinbench.env.registry import env_ids, families, family, spec
-from clinbench.references import REFERENCE_SEEDS, reference_means
+from clinbench.references import REFERENCE_WORLDS, reference_scores, reference_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,17 +34,17 @@ def with_references() -> list[str]:
     return [f for f in families() if family(f).references]
 
 
-def render(name: str) -> str:
-    """The Python source of the family's constants module."""
+def render(name: str, count: int = REFERENCE_WORLDS) -> str:
+    """The Python source of the family's constants module, over ``count`` worlds per task."""
     planner = importlib.import_module(f"clinbench.references.{name}").PLANNER
+    seeds = reference_seeds(count)
     lines = [
         '"""Normalisation references per task (generated: do not edit by hand).',
         "",
-        "Regenerate with ``python experiments/compute_reference_scores.py``; the means are",
-        (
-            f"over world seeds {REFERENCE_SEEDS[0]}..{REFERENCE_SEEDS[-1]} "
-            f"({len(REFERENCE_SEEDS)} seeds)."
-        ),
+        "Regenerate with ``python experiments/compute_reference_scores.py``. Each reference",
+        f"is a policy's mean score over world seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} worlds),",
+        "with its standard error (``<policy>_se``) and the number of worlds (``worlds``):",
+        "0 on the normalised scale is random's mean on these worlds, 1 the planner's.",
         '"""',
         "",
         f"TASK_VERSION = {family(name).task_version}",
@@ -52,10 +54,13 @@ def render(name: str) -> str:
     for env_id in env_ids():
         if spec(env_id).env != name:
             continue
-        means = reference_means(env_id, planner)
+        scores = reference_scores(env_id, planner, seeds)
         lines.append(f"    {spec(env_id).task!r}: {{")
-        for key, value in means.items():
-            lines.append(f"        {key!r}: {value!r},")
+        for key, s in scores.items():
+            lines.append(f"        {key!r}: {s['mean']!r},")
+        for key, s in scores.items():
+            lines.append(f"        {key + '_se'!r}: {s['se']!r},")
+        lines.append(f"        'worlds': {len(seeds)},")
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -67,19 +72,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a stored module is stale")
     parser.add_argument("--family", action="append", help="only this family (repeatable)")
+    parser.add_argument(
+        "--seeds-count",
+        type=int,
+        default=REFERENCE_WORLDS,
+        help=f"reference worlds per task (default {REFERENCE_WORLDS})",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="write <family>_scores.py into this folder instead"
+    )
     args = parser.parse_args(argv)
+    if args.seeds_count < 2:
+        parser.error("--seeds-count must be at least 2 (a standard error needs two worlds)")
     names = args.family or with_references()
     unknown = sorted(set(names) - set(with_references()))
     if unknown:
         parser.error(f"no references for {unknown}; valid: {', '.join(with_references())}")
     stale = 0
     for name in names:
-        text, path = render(name), target(name)
+        text = render(name, args.seeds_count)
+        path = args.output / target(name).name if args.output else target(name)
         if args.check:
             if not path.exists() or path.read_text() != text:
                 print(f"{path} is stale: rerun without --check", file=sys.stderr)
                 stale += 1
             continue
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         print(text)
     if args.check and not stale:

@@ -30,11 +30,14 @@ from clinbench.sweep import run_sweep
 
 # A wide terminal, so that messages are not folded across lines.
 runner = CliRunner(env={"COLUMNS": "200"})
-STAT_SECTIONS = ("per_task", "aggregate", "families", "ranking", "power")
+STAT_SECTIONS = ("per_task", "aggregates", "families", "rankings", "power")
+#: the smoke run's one environment family: its aggregate is the confirmatory family
+ENV = "recruitment"
 MD_SECTIONS = (
     "## Protocol",
+    "## Headline: one aggregate per environment family",
+    "## Exploratory results that disagree with the confirmatory families",
     "## Per-task scores",
-    "## Aggregate over tasks",
     "## Pairwise comparisons",
     "## Ranking",
     "## Power",
@@ -107,7 +110,7 @@ def per_seed(cells: pd.Series, task: str, agent: str) -> np.ndarray:
 
 def normalised(cells: pd.Series, rep: dict, agent: str) -> np.ndarray:
     """tasks x seeds normalised scores of ``agent`` with the references stored in the report."""
-    refs, seeds = rep["protocol"]["references"], rep["protocol"]["complete_seeds"]
+    refs, seeds = rep["protocol"]["references"], rep["aggregates"][ENV]["seeds"][agent]
     rows = []
     for task in rep["protocol"]["tasks"]:
         lo, hi = refs[task]["random"], refs[task]["reference_planner"]
@@ -131,7 +134,7 @@ def family_samples(cells: pd.Series, rep: dict, name: str) -> dict[str, np.ndarr
     """Per-seed samples of every agent in a family: the task's scores, or on the aggregate
     the mean over tasks of the normalised scores."""
     agents = rep["protocol"]["agents"]
-    if name == "aggregate":
+    if name == ENV:
         return {a: normalised(cells, rep, a).mean(axis=0) for a in agents}
     return {a: per_seed(cells, name, a) for a in agents}
 
@@ -154,7 +157,7 @@ def test_per_task_summaries_match_the_csv(rep, cells):
             assert s["median"] == pytest.approx(np.median(v), abs=1e-12)
 
 
-FAMILIES = ["aggregate", "easy_bench", "medium_bench", "hard_bench"]
+FAMILIES = [ENV, "easy_bench", "medium_bench", "hard_bench"]
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -164,7 +167,8 @@ def test_pairwise_tests_match_scipy(rep, cells, name):
     samples = family_samples(cells, rep, name)
     agents = rep["protocol"]["agents"]
     assert fam["test"] == rep["protocol"]["test"] == "paired"
-    assert fam["role"] == ("confirmatory" if name == "aggregate" else "exploratory")
+    assert fam["role"] == ("confirmatory" if name == ENV else "exploratory")
+    assert fam["members"] == [[q["a"], q["b"]] for q in fam["pairs"]]
     assert [(q["a"], q["b"]) for q in fam["pairs"]] == list(itertools.combinations(agents, 2))
     for q in fam["pairs"]:
         x, y = samples[q["a"]], samples[q["b"]]
@@ -184,8 +188,14 @@ def test_pairwise_tests_match_scipy(rep, cells, name):
             assert (q["diff_lo"], q["diff_hi"]) == pytest.approx(
                 (ci.low, ci.high), rel=1e-9, abs=1e-12
             )
-            assert q["effect"]["name"] == "d_z"
-            assert q["effect"]["value"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-9)
+            # g_z: d_z with the small-sample correction J(n - 1) = 1 - 3 / (4 (n - 1) - 1) + ...
+            dz = d.mean() / d.std(ddof=1)
+            j = math.gamma((d.size - 1) / 2) / (
+                math.sqrt((d.size - 1) / 2) * math.gamma((d.size - 2) / 2)
+            )
+            assert q["effect"]["name"] == "g_z"
+            assert q["effect"]["uncorrected"] == pytest.approx(dz, rel=1e-9)
+            assert q["effect"]["value"] == pytest.approx(j * dz, rel=1e-9)
             if q["effect"]["method"] == "noncentral t":
                 lo_nc = q["effect"]["lo"] * math.sqrt(d.size)
                 assert sps.nct.sf(ref.statistic, d.size - 1, lo_nc) == pytest.approx(
@@ -197,7 +207,7 @@ def test_pairwise_tests_match_scipy(rep, cells, name):
             w = sps.ttest_ind(x, y, equal_var=False)
             assert q["welch"]["t"] == pytest.approx(w.statistic, rel=1e-9)
             assert q["welch"]["p"] == pytest.approx(w.pvalue, rel=1e-9)
-        if name != "aggregate":
+        if name != ENV:
             u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
             assert q["prob_improvement"]["value"] == pytest.approx(u / (x.size * y.size), abs=1e-12)
 
@@ -205,7 +215,7 @@ def test_pairwise_tests_match_scipy(rep, cells, name):
 def test_aggregate_probability_of_improvement_is_rliables(rep, cells):
     from rliable import metrics
 
-    for q in family(rep, "aggregate")["pairs"]:
+    for q in family(rep, ENV)["pairs"]:
         x, y = normalised(cells, rep, q["a"]).T, normalised(cells, rep, q["b"]).T  # [run, task]
         assert q["prob_improvement"]["value"] == pytest.approx(
             metrics.probability_of_improvement(x, y), abs=1e-12
@@ -247,28 +257,34 @@ def test_seeds_needed_use_the_paired_test_at_alpha_and_the_holm_threshold(rep, n
         dz = abs(q["effect"]["value"])
         for key, alpha in (("alpha", fam["alpha"]), ("holm", fam["holm_threshold"])):
             n = q["seeds_needed"][key]
+            if n is None:  # no feasible number of seeds: even 100,000 fall short
+                assert paired_power(dz, 100_000, alpha) < 0.8
+                continue
             assert n >= 3
             if n > 3:  # the fewest seeds with 80 % power (the report tests nothing below 3)
                 assert paired_power(dz, n, alpha) >= 0.8 > paired_power(dz, n - 1, alpha)
 
 
-def test_power_section_is_a_planning_figure_for_the_paired_test(rep):
+def test_power_section_is_a_planning_figure_for_the_paired_test(rep, smoke):
     p = rep["power"]
-    n = len(rep["protocol"]["complete_seeds"])
-    assert (
-        p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z" and p["seeds"] == n
-    )
-    assert p["holm_threshold"] == pytest.approx(0.05 / family(rep, "aggregate")["m"])
-    for key, alpha in (("alpha", 0.05), ("holm", p["holm_threshold"])):
-        assert paired_power(p["mde"][key], n, alpha) == pytest.approx(0.8, abs=1e-6)
+    n = len(rep["protocol"]["seeds"])
+    assert p["planning"] is True and p["test"] == "paired" and p["effect"] == "d_z"
+    assert set(p["families"]) == {f["name"] for f in rep["families"]}  # every family's MDE
+    f = p["families"][ENV]
+    assert f["seeds"] == n and f["holm_threshold"] == pytest.approx(0.05 / family(rep, ENV)["m"])
+    for key, alpha in (("alpha", 0.05), ("holm", f["holm_threshold"])):
+        assert paired_power(f["mde"][key], n, alpha) == pytest.approx(0.8, abs=1e-6)
+    md = (smoke / "benchmark_report.md").read_text()
+    assert f"| {ENV} | confirmatory | {n} | {family(rep, ENV)['m']} |" in md
 
 
 def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
     from rliable import metrics
 
-    agg = rep["aggregate"]
+    agg = rep["aggregates"][ENV]
     assert set(agg["agents"]) == set(rep["protocol"]["agents"])
-    assert agg["seeds"] == rep["protocol"]["complete_seeds"] and agg["headline"] == "mean"
+    assert agg["headline"] == "mean" and agg["tasks"] == rep["protocol"]["tasks"]
+    assert all(agg["seeds"][a] == rep["protocol"]["seeds"] for a in agg["agents"])
     for agent, a in agg["agents"].items():
         norm = normalised(cells, rep, agent)  # [task, seed]
         per_seed = norm.mean(axis=0)
@@ -290,7 +306,7 @@ def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
             assert s["lo"] <= s["value"] <= s["hi"] or s["lo"] <= s["hi"]
             assert s["zero_width"] == (s["lo"] == s["hi"])
     # the aggregate family tests exactly the headline's unit
-    for q in family(rep, "aggregate")["pairs"]:
+    for q in family(rep, ENV)["pairs"]:
         assert q["mean_diff"] == pytest.approx(
             agg["agents"][q["a"]]["mean"]["value"] - agg["agents"][q["b"]]["mean"]["value"],
             abs=1e-12,
@@ -298,19 +314,20 @@ def test_aggregate_headline_is_the_tested_per_seed_mean(rep, cells):
 
 
 def test_aggregate_states_the_iqm_caveat_with_three_tasks(rep):
-    agg = rep["aggregate"]
+    agg = rep["aggregates"][ENV]
     assert any("with 3 tasks the IQM" in c for c in agg["caveats"])
-    n = len(agg["seeds"])
+    assert any("measured 0.777 for 3 tasks x 3 seeds" in c for c in agg["caveats"])
+    n = len(rep["protocol"]["seeds"])
     for agent, per_task in agg["iqm_trimmed"].items():
         assert sum(per_task.values()) == 2 * (3 * n // 4), agent
 
 
 def test_friedman_and_its_wilcoxon_holm_post_hoc_match_scipy(rep, cells):
-    p = rep["protocol"]
-    agents, tasks, seeds = p["agents"], p["tasks"], p["complete_seeds"]
+    r = rep["rankings"][ENV]
+    agents, tasks, seeds = r["agents"], r["tasks"], r["seeds"]
+    assert agents == rep["protocol"]["agents"] and seeds == rep["protocol"]["seeds"]
     columns = [np.array([cells.loc[(t, a, s)] for t in tasks for s in seeds]) for a in agents]
     expected = sps.friedmanchisquare(*columns)
-    r = rep["ranking"]
     assert r["blocks"] == len(tasks) * len(seeds)
     assert r["friedman_statistic"] == pytest.approx(expected.statistic, rel=1e-9)
     assert r["friedman_p"] == pytest.approx(expected.pvalue, rel=1e-9)
@@ -327,17 +344,21 @@ def test_friedman_and_its_wilcoxon_holm_post_hoc_match_scipy(rep, cells):
         assert q["significant"] == (adj <= 0.05)
 
 
-def test_verdict_lists_every_significant_confirmatory_pair(rep):
-    fam = family(rep, "aggregate")
+def test_verdict_lists_the_significant_confirmatory_pairs(rep):
+    from clinbench.report.verdict import LIST_AT_MOST
+
+    fam = family(rep, ENV)
     text = " ".join(rep["verdict"])
     significant = [q for q in fam["pairs"] if q["significant"]]
     assert significant, "the smoke run should have significant aggregate pairs"
-    confirmatory = next(s for s in rep["verdict"] if s.startswith("Confirmatory"))
-    assert f"{len(significant)} of {fam['m']} differences are significant" in confirmatory
-    for q in significant:
+    confirmatory = next(s for s in rep["verdict"] if s.startswith(f"{ENV} ("))
+    assert f"{len(significant)} of {fam['m']} confirmatory differences are significant" in (
+        confirmatory
+    )
+    for q in significant[:LIST_AT_MOST]:
         better, worse = (q["a"], q["b"]) if q["mean_diff"] > 0 else (q["b"], q["a"])
         assert f"{better} > {worse}" in confirmatory
-    assert "Exploratory" in text and "Planning figure, not evidence" in text
+    assert f"Planning figure for {ENV}, not evidence" in text
 
 
 # --------------------------------------------------------------------------- files
@@ -367,7 +388,7 @@ def test_json_keeps_numbers_as_numbers(smoke, rep):
         for s in rows.values():
             assert all(isinstance(s[k], float) for k in ("mean", "sd", "lo", "hi"))
             assert isinstance(s["n"], int)
-    for stats in rep["aggregate"]["agents"].values():
+    for stats in rep["aggregates"][ENV]["agents"].values():
         assert set(stats) == {"mean", "iqm", "median", "optimality_gap"}
         for s in stats.values():
             assert all(isinstance(s[k], float) for k in ("value", "lo", "hi"))
@@ -418,7 +439,7 @@ def intervals(rep: dict) -> dict[tuple[str, str], tuple[float, float]]:
     """The bootstrap intervals of the aggregate (the headline's t interval has no bootstrap)."""
     return {
         (a, k): (s["lo"], s["hi"])
-        for a, stats in rep["aggregate"]["agents"].items()
+        for a, stats in rep["aggregates"][ENV]["agents"].items()
         for k, s in stats.items()
         if k != "mean"
     }
@@ -435,12 +456,10 @@ def test_bootstrap_seed_drives_the_aggregate_intervals(copy):
     assert one["protocol"]["bootstrap_seed"] == 1 and other["protocol"]["bootstrap_seed"] == 2
     assert intervals(one) == intervals(again)
     assert intervals(one) != intervals(other)
-    for a, stats in one["aggregate"][
-        "agents"
-    ].items():  # nor do the point estimates and t intervals
-        assert stats["mean"] == other["aggregate"]["agents"][a]["mean"]
+    for a, stats in one["aggregates"][ENV]["agents"].items():  # nor the estimates, t intervals
+        assert stats["mean"] == other["aggregates"][ENV]["agents"][a]["mean"]
         assert {k: s["value"] for k, s in stats.items()} == {
-            k: s["value"] for k, s in other["aggregate"]["agents"][a].items()
+            k: s["value"] for k, s in other["aggregates"][ENV]["agents"][a].items()
         }
 
 
@@ -450,7 +469,7 @@ def test_an_agents_intervals_do_not_depend_on_the_other_agents(copy, rep):
     small = report(copy, "--reproducible")
     assert small["protocol"]["agents"] == subset
     for a in subset:
-        assert small["aggregate"]["agents"][a] == rep["aggregate"]["agents"][a]
+        assert small["aggregates"][ENV]["agents"][a] == rep["aggregates"][ENV]["agents"][a]
         for task in rep["protocol"]["tasks"]:
             assert small["per_task"][task][a] == rep["per_task"][task][a]
     full = {(q["a"], q["b"]): q for q in family(rep, "easy_bench")["pairs"]}
@@ -461,7 +480,7 @@ def test_an_agents_intervals_do_not_depend_on_the_other_agents(copy, rep):
             same["p"],
             same["effect"],
         )
-    assert family(small, "aggregate")["m"] == 3
+    assert family(small, ENV)["m"] == 3
 
 
 # --------------------------------------------------------------------------- incomplete grids
@@ -481,22 +500,22 @@ def test_a_missing_cell_is_reported_and_the_rest_analysed(copy):
     assert any("missing" in w for w in rep["warnings"])
     assert "warning:" in result.stderr
     assert rep["per_task"][cell["task"]][cell["agent"]]["n"] == len(rep["protocol"]["seeds"]) - 1
-    # the aggregate says exactly what it dropped: with 3 seeds, keeping the agent would
-    # cut every agent to 2 seeds (no tests), so the agent goes and every seed stays
-    agg = rep["aggregate"]
-    assert agg["dropped_agents"] == [
-        {"agent": cell["agent"], "reason": "2 seed(s) with a result on every task (fewer than 3)"}
-    ]
-    assert agg["dropped_seeds"] == [] and agg["seeds"] == rep["protocol"]["seeds"]
-    assert cell["agent"] not in agg["agents"]
-    assert any(f"drop agent {cell['agent']}" in w for w in rep["warnings"])
+    # the aggregate says exactly what it dropped: the agent's row and its own pairs lose the
+    # seed (two left: no interval, no tests), every other pair keeps every seed
+    agg = rep["aggregates"][ENV]
+    lost = [{"seed": cell["seed"], "missing": [{"task": cell["task"], "agent": cell["agent"]}]}]
+    assert agg["dropped_seeds"] == {cell["agent"]: lost}
+    assert agg["agents"][cell["agent"]]["mean"]["n"] == len(rep["protocol"]["seeds"]) - 1
+    for q in family(rep, ENV)["pairs"]:
+        involved = cell["agent"] in (q["a"], q["b"])
+        assert q["status"] == ("too few seeds" if involved else "tested")
     # per-task pairs with that agent use the seeds they share; the others keep every seed
     for q in family(rep, cell["task"])["pairs"]:
         involved = cell["agent"] in (q["a"], q["b"])
         assert q["n"] == len(rep["protocol"]["seeds"]) - involved
         assert (cell["seed"] in q["seeds"]) != involved
     md = (copy / "benchmark_report.md").read_text()
-    assert f"- agent {cell['agent']}: 2 seed(s) with a result on every task" in md
+    assert f"- {cell['agent']}: seed {cell['seed']} (missing {cell['task']})" in md
     missing = md[md.index("## Missing or failed cells") : md.index("## Warnings")]
     assert f"| {cell['task']} | {cell['agent']} | {cell['seed']} | no cell file |" in missing
     assert "missing" in md[md.index("## Warnings") :]

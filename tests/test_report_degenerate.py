@@ -173,7 +173,10 @@ def test_skip_bad_reports_such_cells_as_failed_and_goes_on(tmp_path):
     where = {"task": "medium_bench", "agent": "klong", "seed": 21}
     assert rep["failed"] == [{**where, "error": "bad value: episodes[0].score is nan"}]
     assert rep["missing"] == [{**where, "reason": "bad value: episodes[0].score is nan"}]
-    assert rep["aggregate"]["seeds"] == [1, 7, 42, 123]
+    agg = rep["aggregates"]["recruitment"]
+    assert agg["seeds"]["klong"] == [1, 7, 42, 123] and agg["seeds"]["random"] == SEEDS
+    assert pair(rep, "recruitment", "heuristic", "klong")["n"] == 4
+    assert pair(rep, "recruitment", "heuristic", "random")["n"] == 5  # untouched pairs keep all
     assert rep["per_task"]["medium_bench"]["klong"]["n"] == 4
 
 
@@ -193,7 +196,7 @@ def test_two_constant_agents_apart_are_not_testable_never_significant(tmp_path):
     agents["always_a"] = {t: [0.300] * 5 for t in TASKS}
     agents["always_b"] = {t: [0.301] * 5 for t in TASKS}
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
-    for family in ["aggregate", *TASKS]:
+    for family in ["recruitment", *TASKS]:
         q = pair(rep, family, "always_a", "always_b")
         assert q["status"] == "no variance" and q["note"] == "not testable (no variance)"
         assert q["p"] is None and q["significant"] is False and q["p_holm"] == 1.0
@@ -242,7 +245,7 @@ def test_a_constant_difference_exactly(tmp_path):
         "c": {t: [0.0625, 0.5, 0.3125, 0.25, 0.1875] for t in TASKS},
     }
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
-    for family in ["aggregate", *TASKS]:
+    for family in ["recruitment", *TASKS]:
         q = pair(rep, family, "a", "b")
         assert q["status"] == "no variance" and q["p"] is None and q["significant"] is False
         assert q["welch"]["p"] > 0.1  # the same data, unpaired: nowhere near significant
@@ -260,20 +263,18 @@ def test_fewer_than_three_seeds_give_no_tests_and_no_intervals(tmp_path, n):
     for fam in rep["families"]:
         for q in fam["pairs"]:
             assert q["status"] == "too few seeds" and q["p"] is None and not q["significant"]
-    for stats in rep["aggregate"]["agents"].values():
+    for stats in rep["aggregates"]["recruitment"]["agents"].values():
         assert all(s["lo"] is None and s["hi"] is None for s in stats.values())
-    assert rep["ranking"] == {} and "mde" not in rep["power"]
+    assert rep["rankings"]["recruitment"] == {} and rep["power"]["families"] == {}
     head = rep["verdict"][0]
-    assert "no interval: fewer than 3 seeds" in head and "[" not in head
-    assert any("no intervals and no tests across seeds" in w for w in rep["warnings"])
+    assert "no confirmatory test" in head and "[" not in head
+    assert any("no interval and no tests for them there" in w for w in rep["warnings"])
     assert any("no interval and no tests for it" in w for w in rep["warnings"])
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
     assert "No power analysis" in md
+    row = next(line for line in md.splitlines() if line.startswith("| heuristic | 1-3 |"))
+    assert "no interval" not in row and "[" not in row.split(" | ")[2]
     if n == 2:
-        assert (
-            rep["verdict"][1]
-            == "No confirmatory test: the aggregate has fewer than 3 complete seeds (2)."
-        )
         # untested pairs show no Holm p (they count as p = 1 inside the family)
         row = next(
             line for line in md.splitlines() if line.startswith("| heuristic | random | 2 |")
@@ -294,50 +295,59 @@ def test_one_agent_with_two_seeds_on_a_task_is_not_tested_there(tmp_path):
 
 
 # --------------------------------------------------------------------------- incomplete grids
-def test_an_incomplete_grid_says_what_the_aggregate_dropped(tmp_path):
+def test_an_incomplete_grid_costs_only_the_pairs_it_touches_and_names_them(tmp_path):
     scores = grid(healthy(), SEEDS)
     del scores["medium_bench", "random", 42]
     rep = report(write_results(tmp_path / "r", scores, SEEDS))
-    agg = rep["aggregate"]
-    assert agg["seeds"] == [1, 7, 21, 123]
-    assert agg["dropped_seeds"] == [
-        {"seed": 42, "missing": [{"task": "medium_bench", "agent": "random"}]}
-    ]
-    assert rep["ranking"]["blocks"] == 3 * 4 and rep["power"]["seeds"] == 4
-    assert (
-        pair(rep, "easy_bench", "heuristic", "random")["n"] == 5
-    )  # per task: the seeds each pair shares
+    agg = rep["aggregates"]["recruitment"]
+    lost = [{"seed": 42, "missing": [{"task": "medium_bench", "agent": "random"}]}]
+    assert agg["seeds"]["random"] == [1, 7, 21, 123] and agg["seeds"]["klong"] == SEEDS
+    assert agg["dropped_seeds"] == {"random": lost}
+    # on the family's aggregate each pair uses the seeds *it* shares on every task
+    q = pair(rep, "recruitment", "heuristic", "random")
+    assert q["n"] == 4 and q["seeds"] == [1, 7, 21, 123] and q["dropped_seeds"] == lost
+    assert pair(rep, "recruitment", "heuristic", "klong")["n"] == 5
+    # the ranking needs complete blocks: it drops the seed and says so
+    ranking = rep["rankings"]["recruitment"]
+    assert ranking["blocks"] == 3 * 4 and ranking["dropped_seeds"] == lost
+    assert rep["power"]["families"]["recruitment"]["seeds"] == 4  # most pairs: 2 of 3
+    assert pair(rep, "easy_bench", "heuristic", "random")["n"] == 5  # per task: shared seeds
     assert pair(rep, "medium_bench", "heuristic", "random")["n"] == 4
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
-    assert "- seed 42: missing random on medium_bench" in md
-    assert "the aggregate uses seeds 1, 7, 21, 123" in rep["verdict"][-1]
+    assert "- random: seed 42 (missing medium_bench)" in md
+    assert "- heuristic vs random: seed 42 (missing random on medium_bench)" in md
+    assert "each comparison uses the seeds its pair shares" in rep["verdict"][-1]
 
 
-def test_an_agent_missing_a_whole_task_is_dropped_from_the_aggregate_not_the_seeds(tmp_path):
+def test_an_agent_missing_a_whole_task_costs_its_own_pairs_not_the_others_seeds(tmp_path):
     scores = grid(healthy(), SEEDS)
     for s in SEEDS:
         del scores["hard_bench", "klong", s]
     rep = report(write_results(tmp_path / "r", scores, SEEDS))
-    agg = rep["aggregate"]
-    assert agg["seeds"] == SEEDS and agg["dropped_seeds"] == []
-    assert agg["dropped_agents"] == [
-        {"agent": "klong", "reason": "0 seed(s) with a result on every task (fewer than 3)"}
-    ]
-    assert set(agg["agents"]) == {"heuristic", "random"}
+    agg = rep["aggregates"]["recruitment"]
+    assert agg["seeds"]["heuristic"] == SEEDS and agg["seeds"]["klong"] == []
+    assert set(agg["agents"]) == {"heuristic", "random"}  # klong has no row, its pairs stay
+    fam = next(f for f in rep["families"] if f["name"] == "recruitment")
+    assert fam["m"] == 3  # declared pairs: m does not shrink
+    assert pair(rep, "recruitment", "heuristic", "klong")["status"] == "too few seeds"
+    assert pair(rep, "recruitment", "heuristic", "random")["n"] == 5
     assert "klong" in rep["per_task"]["easy_bench"] and "klong" not in rep["per_task"]["hard_bench"]
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
-    assert "- agent klong: 0 seed(s) with a result on every task (fewer than 3)" in md
+    assert "- klong: seed 1 (missing hard_bench); seed 7 (missing hard_bench)" in md
 
 
-def test_an_agent_with_too_few_complete_seeds_is_dropped_not_everyones_seeds(tmp_path):
+def test_an_agent_with_too_few_complete_seeds_costs_only_its_pairs(tmp_path):
     scores = grid(healthy(), SEEDS)
     for s in SEEDS[:3]:
         del scores["hard_bench", "klong", s]
     rep = report(write_results(tmp_path / "r", scores, SEEDS))
-    agg = rep["aggregate"]
-    assert agg["seeds"] == SEEDS and set(agg["agents"]) == {"heuristic", "random"}
-    assert agg["dropped_agents"][0]["agent"] == "klong"
-    assert pair(rep, "aggregate", "heuristic", "random")["status"] == "tested"
+    agg = rep["aggregates"]["recruitment"]
+    assert agg["seeds"]["heuristic"] == SEEDS and agg["seeds"]["klong"] == [42, 123]
+    assert agg["agents"]["klong"]["mean"]["lo"] is None  # two seeds: no interval
+    assert pair(rep, "recruitment", "heuristic", "klong")["status"] == "too few seeds"
+    assert pair(rep, "recruitment", "heuristic", "random")["status"] == "tested"
+    # the ranking needs complete blocks: without klong two agents remain, too few to rank
+    assert rep["rankings"]["recruitment"] == {}
 
 
 def test_welch_primary_uses_each_agents_own_seeds(tmp_path):
@@ -360,7 +370,7 @@ def test_welch_primary_uses_each_agents_own_seeds(tmp_path):
 def test_welch_can_be_declared_primary(tmp_path):
     scores = grid(healthy(), SEEDS)
     rep = report(write_results(tmp_path / "r", scores, SEEDS), "--test", "welch")
-    assert rep["protocol"]["test"] == "welch" and rep["power"]["effect"] == "hedges_g"
+    assert rep["protocol"]["test"] == "welch" and rep["power"]["effect"] == "d"
     for fam in rep["families"]:
         assert fam["test"] == "welch"
         for q in fam["pairs"]:
@@ -397,10 +407,9 @@ def test_an_agent_constant_on_every_seed_has_no_zero_width_headline(tmp_path):
     agents = healthy()
     agents["heuristic"] = {t: [0.9] * 5 for t in TASKS}  # best, and the same on every seed
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
-    assert rep["aggregate"]["agents"]["heuristic"]["mean"]["no_spread"] is True
-    assert (
-        "(the same on every seed: no spread)" in rep["verdict"][0] and "[" not in rep["verdict"][0]
-    )
+    assert rep["aggregates"]["recruitment"]["agents"]["heuristic"]["mean"]["no_spread"] is True
+    ranks = next(s for s in rep["verdict"] if s.startswith("Ranks"))
+    assert "heuristic 1 (1.19 (the same on every seed: no spread))" in ranks
     md = (tmp_path / "r" / "benchmark_report.md").read_text()
     row = next(
         line for line in md.splitlines() if line.startswith("| heuristic |") and "no spread" in line
@@ -416,27 +425,28 @@ def test_a_task_without_references_is_named_and_the_report_says_there_is_no_aggr
     manifest["grid"]["tasks"] = ["easy_bench", "medium_bench", "hard_bench", "no_such_task"]
     (folder / "manifest.json").write_text(json.dumps(manifest))
     rep = report(folder)
-    assert (
-        rep["aggregate"] == {}
-        and rep["aggregate_absent"] == "no normalisation references for no_such_task"
-    )
+    agg = rep["aggregates"]["recruitment"]
+    assert agg["absent"] == "no normalisation references for no_such_task"
+    assert not [f for f in rep["families"] if f["role"] == "confirmatory"]
     assert any("no normalisation references for no_such_task" in w for w in rep["warnings"])
-    assert "No aggregate across tasks (no normalisation references for no_such_task)" in " ".join(
-        rep["verdict"]
+    assert (
+        "recruitment: no aggregate (no normalisation references for no_such_task): no "
+        "confirmatory family." in rep["verdict"]
     )
     md = (folder / "benchmark_report.md").read_text()
-    assert "alpha / 0" not in md and "No power analysis" in md
+    assert "alpha / 0" not in md and "No aggregate: no normalisation references" in md
 
 
 def test_a_tiny_alpha_gives_planning_figures_in_finite_time(tmp_path):
     rep = report(write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS), "--alpha", "1e-17")
-    assert rep["power"]["mde"]["holm"] > rep["power"]["mde"]["alpha"] > 0
+    mde = rep["power"]["families"]["recruitment"]["mde"]
+    assert mde["holm"] > mde["alpha"] > 0
 
 
 def test_one_task_has_no_iqm_caveat(tmp_path):
     agents = {a: {"easy_bench": per["easy_bench"]} for a, per in healthy().items()}
     rep = report(write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS))
-    assert rep["aggregate"]["caveats"] == []
+    assert not any("IQM is not" in c for c in rep["aggregates"]["recruitment"]["caveats"])
 
 
 def test_scores_too_large_to_summarise_are_bad_input(tmp_path):
@@ -463,12 +473,13 @@ def test_charts_and_export_survive_a_friedman_test_that_is_undefined(tmp_path):
     agents = {a: {t: [0.5] * 5 for t in TASKS} for a in ("a", "b", "c")}
     folder = write_results(tmp_path / "r", grid(agents, SEEDS), SEEDS)
     rep = report(folder)
-    assert rep["ranking"]["friedman_p"] is None
+    assert rep["rankings"]["recruitment"]["friedman_p"] is None
     data = ChartData(
         report=rep, results=pd.DataFrame(), curves=pd.DataFrame(), trajectories=pd.DataFrame()
     )
     fig = figures.critical_difference(data, 7.0)
-    assert "Friedman p = undefined (every block tied)" in fig.get_suptitle().replace("\n", " ")
+    titles = " ".join(ax.get_title() for ax in fig.axes)
+    assert "Friedman p = undefined (every block tied)" in titles
 
 
 def _set_task_version(folder: Path, version, which=None) -> None:
@@ -496,6 +507,6 @@ def test_results_of_another_task_version_get_no_normalised_scores(tmp_path):
     folder = write_results(tmp_path / "r", grid(healthy(), SEEDS), SEEDS)
     _set_task_version(folder, TASK_VERSION - 1)
     rep = report(folder)
-    assert rep["aggregate"] == {}
+    assert rep["aggregates"]["recruitment"]["absent"].startswith("no normalisation references")
     assert rep["protocol"]["task_version"] == {"recruitment": TASK_VERSION - 1}
     assert any(f"ran recruitment task version {TASK_VERSION - 1}" in w for w in rep["warnings"])

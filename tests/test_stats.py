@@ -526,3 +526,79 @@ def test_holm_family_cannot_pass_mann_whitney_floor_beyond_six():
 def test_wilcoxon_with_five_pairs_never_significant():
     assert not cs.family_can_reach_alpha(cs.wilcoxon_floor(5), 1)
     assert "never be significant" in cs.floor_warning("exact Wilcoxon (5 pairs)", 0.0625, 1)
+
+
+# --- small-sample correction, one tolerance, rank ranges -------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 5, 10, 30])
+def test_hedges_gz_is_dz_times_the_exact_correction(n):
+    rng = np.random.default_rng(n)
+    x = rng.normal(0.6, 0.2, size=n)
+    y = x - rng.normal(0.08, 0.1, size=n)
+    dz, gz = cs.cohens_dz(x, y), cs.hedges_gz(x, y)
+    j = math.gamma((n - 1) / 2) / (math.sqrt((n - 1) / 2) * math.gamma((n - 2) / 2))
+    assert gz["value"] == pytest.approx(j * dz["value"], rel=1e-12)
+    assert gz["uncorrected"] == dz["value"] and gz["correction"] == pytest.approx(j, rel=1e-12)
+    assert (gz["lo"], gz["hi"]) == (dz["lo"], dz["hi"])  # the exact interval of delta_z
+    assert j == pytest.approx(1 - 3 / (4 * (n - 1) - 1), abs=0.02)  # Hedges' approximation
+
+
+def test_hedges_gz_removes_the_small_sample_bias_of_dz():
+    """At five seeds d_z overestimates delta_z by about 1.25x; g_z does not (simulated)."""
+    rng = np.random.default_rng(7)
+    delta, n, sims = 1.0, 5, 40_000
+    d = rng.normal(delta, 1.0, size=(sims, n))
+    dz = d.mean(axis=1) / d.std(axis=1, ddof=1)
+    assert dz.mean() / delta == pytest.approx(1 / cs.hedges_j(n - 1), rel=0.02)
+    assert 1 / cs.hedges_j(n - 1) == pytest.approx(1.25, abs=0.01)
+    assert (cs.hedges_j(n - 1) * dz).mean() == pytest.approx(delta, rel=0.02)
+
+
+def test_two_constants_a_rounding_error_apart_are_equal_in_every_statistic():
+    """One tolerance: p = 1 in the t-tests, P(X > Y) = 0.5, Wilcoxon p = 1, tied ranks,
+    identical for the equivalence test (not p = 1 in one table and 0.40 in another)."""
+    x = np.full(5, 0.3)
+    y = x + 1e-13
+    assert cs.paired(x, y)["p"] == 1.0 and cs.welch(x, y)["p"] == 1.0
+    assert cs.probability_of_improvement(x, y) == 0.5
+    _, lo, hi = cs.probability_of_improvement_ci(x, y, rng=1, reps=200)
+    assert lo == hi == 0.5
+    w = cs.wilcoxon(x, y)
+    assert w["p"] == 1.0 and w["testable"]
+    assert cs.tost_paired(x, y, 0.05)["identical"]
+    blocks = np.column_stack([x, y, x + 0.2])
+    assert cs.average_ranks(blocks).tolist() == [2.5, 2.5, 1.0]
+    assert math.isnan(cs.friedman(np.column_stack([x, y, x + 1e-14]))["p"])  # all tied
+
+
+def test_wilcoxon_on_a_constant_nonzero_difference_is_not_testable_like_the_t_test():
+    x = np.linspace(0.1, 0.9, 30)
+    w = cs.wilcoxon(x, x - 0.2)
+    assert not w["testable"] and math.isnan(w["p"])
+    assert not cs.paired(x, x - 0.25)["testable"]
+
+
+def test_snap_ties_joins_values_within_rounding_only():
+    from clinbench.stats._arrays import snap_ties
+
+    row = np.array([[0.5, 0.3 + 1e-13, 0.3, 0.7]])
+    assert snap_ties(row).tolist() == [[0.5, 0.3, 0.3, 0.7]]
+    assert snap_ties(np.array([0.1, 0.2])).tolist() == [0.1, 0.2]
+
+
+@pytest.mark.parametrize(
+    ("separated", "expected"),
+    [
+        ([], {"a": (1, 3), "b": (1, 3), "c": (1, 3)}),  # all tied: no agent ranked above another
+        ([("a", "b"), ("a", "c")], {"a": (1, 1), "b": (2, 3), "c": (2, 3)}),
+        ([("a", "c")], {"a": (1, 2), "b": (1, 3), "c": (2, 3)}),
+        ([("a", "b"), ("a", "c"), ("b", "c")], {"a": (1, 1), "b": (2, 2), "c": (3, 3)}),
+    ],
+)
+def test_rank_ranges_give_a_rank_only_where_the_tests_separate(separated, expected):
+    assert cs.rank_ranges(["a", "b", "c"], separated) == expected
+
+
+def test_rank_ranges_of_one_agent():
+    assert cs.rank_ranges(["only"], []) == {"only": (1, 1)}

@@ -1,5 +1,6 @@
 """Report statistics against statsmodels and rliable on the same inputs: Holm, power and
-seeds needed, Wilcoxon, the aggregates and rliable's probability of improvement.
+seeds needed, Wilcoxon, the aggregates and rliable's probability of improvement, the
+equivalence test (TOST) and the family x pair interaction test.
 
 Both are test dependencies (the ``test`` extra); rliable's definitions are those of
 Agarwal et al., "Deep Reinforcement Learning at the Edge of the Statistical Precipice",
@@ -166,3 +167,108 @@ def test_clopper_pearson_has_no_interval_without_trials_and_refuses_bad_counts()
     for k, n in ((3, 2), (-1, 5), (True, 5)):
         with pytest.raises(ValueError):
             cs.clopper_pearson(k, n)
+
+
+# --------------------------------------------------------------------------- TOST, interaction
+weightstats = pytest.importorskip("statsmodels.stats.weightstats")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("margin", [0.02, 0.05, 0.3])
+def test_tost_paired_equals_statsmodels_ttost_paired(seed, margin):
+    rng = np.random.default_rng(80 + seed)
+    x = rng.normal(0.5, 0.1, 5 + seed)
+    y = x + rng.normal(0.01 * seed, 0.03, x.size)
+    ours = cs.tost_paired(x, y, margin)
+    p, lower, upper = weightstats.ttost_paired(x, y, -margin, margin)
+    assert ours["p"] == pytest.approx(p, rel=1e-12)
+    assert (ours["t_lower"], ours["p_lower"], ours["df"]) == pytest.approx(lower, rel=1e-12)
+    assert (ours["t_upper"], ours["p_upper"], ours["df"]) == pytest.approx(upper, rel=1e-12)
+    assert cs.equivalent_at(ours, 0.05) == (p <= 0.05)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tost_welch_equals_statsmodels_ttost_ind_unequal(seed):
+    rng = np.random.default_rng(90 + seed)
+    x, y = rng.normal(0.5, 0.05, 6), rng.normal(0.52, 0.15, 4 + seed)
+    ours = cs.tost_welch(x, y, 0.1)
+    p, lower, upper = weightstats.ttost_ind(x, y, -0.1, 0.1, usevar="unequal")
+    assert ours["p"] == pytest.approx(p, rel=1e-12)
+    assert (ours["p_lower"], ours["p_upper"]) == pytest.approx((lower[1], upper[1]), rel=1e-12)
+
+
+def test_tost_degenerate_inputs_follow_the_t_tests():
+    x = np.array([0.3, 0.5, 0.4, 0.6, 0.2])
+    identical = cs.tost_paired(x, x + 1e-13, 0.05)  # equal up to rounding: level
+    assert identical["identical"] and identical["p"] == 0.0 and cs.equivalent_at(identical, 0.05)
+    shifted = cs.tost_paired(x, x - 0.01, 0.05)  # a constant non-zero difference: no SE
+    assert not shifted["testable"] and math.isnan(shifted["p"])
+    assert not cs.equivalent_at(shifted, 0.05)
+    with pytest.raises(ValueError):
+        cs.tost_paired(x, x, 0.0)
+
+
+def test_repeated_measures_f_equals_statsmodels_anova_rm():
+    import pandas as pd
+    from statsmodels.stats.anova import AnovaRM
+
+    for seed in SEEDS:
+        rng = np.random.default_rng(100 + seed)
+        d = rng.normal(0, 1, (5 + seed, 3)) + np.array([0.0, 0.4, -0.2])
+        ours = cs.repeated_measures_f(d)
+        frame = pd.DataFrame(
+            [(s, c, d[s, c]) for s in range(d.shape[0]) for c in range(d.shape[1])],
+            columns=["seed", "family", "diff"],
+        )
+        table = AnovaRM(frame, "diff", "seed", within=["family"]).fit().anova_table
+        assert ours["f"] == pytest.approx(table["F Value"].iloc[0], rel=1e-10)
+        assert ours["p"] == pytest.approx(table["Pr > F"].iloc[0], rel=1e-10)
+        assert (ours["df_num"], ours["df_den"]) == (
+            table["Num DF"].iloc[0],
+            table["Den DF"].iloc[0],
+        )
+        # with two families it is the paired t-test of the two families' differences
+        two = cs.repeated_measures_f(d[:, :2])
+        assert two["p"] == pytest.approx(sps.ttest_rel(d[:, 0], d[:, 1]).pvalue, rel=1e-10)
+
+
+def test_repeated_measures_f_without_residual_spread():
+    d = np.array([[0.1, 0.1], [0.3, 0.3], [0.2, 0.2]])
+    assert cs.repeated_measures_f(d)["p"] == 1.0  # no interaction at all
+    shifted = cs.repeated_measures_f(d + np.array([0.0, 0.2]))
+    assert not shifted["testable"] and math.isnan(shifted["p"])
+
+
+# --------------------------------------------------------------------------- rliable.library
+def _rliable_library():
+    """``rliable.library`` under the pinned stack. rliable 1.2.0 requires arch < 8, and
+    arch 7.2.0 calls pandas' private ``deprecate_kwarg`` with the pandas-2 signature,
+    which pandas 3.1 changed (a warning class first): give it that class, then import."""
+    from pandas.util import _decorators
+
+    original = _decorators.deprecate_kwarg
+    if getattr(original, "clinbench_shim", False) is False:
+
+        def shim(*args, **kwargs):
+            if args and isinstance(args[0], str):
+                args = (FutureWarning, *args)
+            return original(*args, **kwargs)
+
+        shim.clinbench_shim = True
+        _decorators.deprecate_kwarg = shim
+    import importlib
+
+    return importlib.import_module("rliable.library")
+
+
+def test_rliable_library_imports_and_agrees_on_the_point_estimates():
+    library = _rliable_library()
+    scores = {"a": _runs_by_task(1), "b": _runs_by_task(2)}
+    point, _ = library.get_interval_estimates(
+        scores,
+        lambda x: np.array([rliable.aggregate_mean(x), rliable.aggregate_iqm(x)]),
+        reps=50,
+    )
+    for name, runs in scores.items():
+        assert point[name][0] == pytest.approx(cs.aggregate_mean(runs), rel=1e-12)
+        assert point[name][1] == pytest.approx(cs.iqm(runs), rel=1e-12)

@@ -1,10 +1,10 @@
 """One sweep over both environment families: what the generic layers do with them.
 
 An agent runs only on the families it plays, the report takes each task's references
-from its family, an agent without a whole family is left out of the aggregate with its
-reason, the operating characteristics appear for the family that declares them (with
-exact binomial intervals, checked against statsmodels), and each family's domain
-charts are drawn.
+from its family and gives each family its own aggregate and confirmatory family (an
+agent that plays one family appears only in that family's), the operating
+characteristics appear for the family that declares them (with exact binomial
+intervals, checked against statsmodels), and each family's domain charts are drawn.
 """
 
 from __future__ import annotations
@@ -66,12 +66,16 @@ def test_report_uses_each_familys_references_and_versions(both):
 
     assert p["references"] == {"easy_bench": R["easy_bench"], "effective_drug": T["effective_drug"]}
     assert list(rep["per_task"]["easy_bench"]) == ["heuristic", "random", "hcapo"]
-    dropped = {d["agent"] for d in rep["aggregate"]["dropped_agents"]}
-    assert dropped == {"fixed_design"} and set(rep["aggregate"]["agents"]) == {
-        "heuristic",
-        "random",
-        "hcapo",
-    }
+    # one aggregate and one confirmatory family per environment family, none across them
+    aggs = rep["aggregates"]
+    assert list(aggs) == ["recruitment", "trial_design"] and rep["cross_family"] == {}
+    assert set(aggs["recruitment"]["agents"]) == {"heuristic", "random", "hcapo"}
+    assert set(aggs["trial_design"]["agents"]) == {"heuristic", "random", "fixed_design", "hcapo"}
+    confirmatory = {f["name"]: f for f in rep["families"] if f["role"] == "confirmatory"}
+    assert {k: f["m"] for k, f in confirmatory.items()} == {"recruitment": 3, "trial_design": 6}
+    # a task's exploratory family holds only pairs with cells on it: no fixed_design there
+    easy = next(f for f in rep["families"] if f["name"] == "easy_bench")
+    assert easy["m"] == 3 and all("fixed_design" not in m for m in easy["members"])
 
 
 def test_operating_characteristics_match_statsmodels_on_the_oc_episodes(both):

@@ -1,9 +1,10 @@
 """Paper export: every chart at single- and double-column width, and LaTeX tables.
 
 Figures use the paper style (smaller type) and, as PDF, embed their fonts as TrueType
-(``pdf.fonttype`` 42), which publishers require. Tables use booktabs; the best entry
-of each column is bold, and a dagger marks entries significantly worse than that best
-after Holm (the report's primary test and families).
+(``pdf.fonttype`` 42), which publishers require. Tables use booktabs; the highest
+entry of each column is bold (a description, not a test), and a dagger marks entries
+significantly below it after Holm (the report's primary test and families; one
+aggregate table per environment family).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def per_task_table(report: dict[str, Any]) -> str:
     best = {
         t: max(report["per_task"][t], key=lambda a: report["per_task"][t][a]["mean"]) for t in tasks
     }
+    pairs = {t: next((f["m"] for f in report["families"] if f["name"] == t), 0) for t in tasks}
     worse = {t: _worse_than_best(report, t, best[t]) for t in tasks}
     rows = []
     for a in agents:
@@ -89,9 +91,9 @@ def per_task_table(report: dict[str, Any]) -> str:
     n = len(report["protocol"]["seeds"])
     caption = (
         f"Mean score per task over {n} seeds $\\pm$ half-width of the Student-t 95\\% interval. "
-        f"Bold: best per task; {DAGGER}: significantly worse than the best "
+        f"Bold: highest mean per task (not a test); {DAGGER}: significantly below it "
         f"({report['protocol']['test_name']}, "
-        f"Holm over each task's {len(agents) * (len(agents) - 1) // 2} pairs, "
+        f"Holm over each task's pairs ({', '.join(str(pairs[t]) for t in tasks)}), "
         f"$\\alpha = {report['protocol']['alpha']}$; "
         "exploratory)."
     )
@@ -108,38 +110,50 @@ def _cell(v: dict[str, Any]) -> str:
     return f"{v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
 
 
-def aggregate_table(report: dict[str, Any]) -> str:
-    agg = (report["aggregate"] or {}).get("agents", {})
-    agents = [a for a in report["protocol"]["agents"] if a in agg]
+def family_table(report: dict[str, Any], env: str, agg: dict[str, Any]) -> str:
+    """One environment family's aggregate: mean (the tested statistic) and rliable's
+    secondary figures; bold the highest value per column, a dagger on agents
+    significantly below the highest mean in the family's confirmatory family."""
+    rows_in = agg.get("agents", {})
+    agents = [a for a in report["protocol"]["agents"] if a in rows_in]
     stats = [
         ("mean", "Mean", max),
         ("iqm", "IQM", max),
         ("median", "Median", max),
         ("optimality_gap", "Optimality gap", min),
     ]
-    best = (
-        {k: pick(agents, key=lambda a, k=k: agg[a][k]["value"]) for k, _, pick in stats}
-        if agents
-        else {}
-    )
-    worse = _worse_than_best(report, "aggregate", best["mean"]) if agents else set()
+    best = {k: pick(agents, key=lambda a, k=k: rows_in[a][k]["value"]) for k, _, pick in stats}
+    worse = _worse_than_best(report, env, best["mean"])
     rows = []
     for a in agents:
         row = [_tex(a) + (DAGGER if a in worse else "")]
         for k, _, _ in stats:
-            cell = _cell(agg[a][k])
+            cell = _cell(rows_in[a][k])
             row.append(rf"\textbf{{{cell}}}" if a == best[k] else cell)
         rows.append(row)
     caption = (
-        "Aggregate over tasks of normalised scores (0 = random, 1 = reference planner). Mean: "
-        "mean over seeds of the per-seed mean over tasks, with its Student-t 95\\% interval (the "
-        "tested statistic). IQM, median, optimality gap: rliable's secondary figures with "
-        f"stratified bootstrap 95\\% intervals ({report['protocol']['bootstrap_reps']} replicates; "
-        "* where the interval has zero width: at least 95\\% of resamples agree). "
-        f"Bold: best per column; {DAGGER}: significantly worse than the best mean "
-        f"({report['protocol']['test_name']}, Holm, confirmatory)."
+        f"{_tex(env)}: aggregate over its tasks ({', '.join(_tex(t) for t in agg['tasks'])}) "
+        "of normalised scores (0 and 1: random's and the reference planner's mean scores on "
+        "the reference worlds). Mean: mean over seeds of the per-seed mean over tasks, with "
+        "its Student-t 95\\% interval (the tested statistic). IQM, median, optimality gap: "
+        "rliable's secondary figures with stratified bootstrap 95\\% intervals "
+        f"({report['protocol']['bootstrap_reps']} replicates; * where the interval has zero "
+        "width: at least 95\\% of resamples agree). Bold: highest value per column (not a "
+        f"test); {DAGGER}: significantly below the highest mean "
+        f"({report['protocol']['test_name']}, Holm within the family, confirmatory)."
     )
-    return _table(["Agent", *(c for _, c, _ in stats)], rows, caption, "tab:clinbench-aggregate")
+    return _table(
+        ["Agent", *(c for _, c, _ in stats)], rows, caption, f"tab:clinbench-aggregate-{env}"
+    )
+
+
+def aggregate_table(report: dict[str, Any]) -> str:
+    """One table per environment family with an aggregate (the report's headline)."""
+    return "\n".join(
+        family_table(report, env, agg)
+        for env, agg in (report.get("aggregates") or {}).items()
+        if agg.get("agents")
+    )
 
 
 README = """# Paper exports
@@ -149,9 +163,9 @@ regenerate with `clinbench export --format {fmt} --out reports/`.
 
 - `figures/<chart>_single.{fmt}`: {single} in wide, for one column of a two-column paper.
 - `figures/<chart>_double.{fmt}`: {double} in wide, across both columns.
-- `tables/per_task.tex`, `tables/aggregate.tex`: booktabs tables; the best entry per
-  column is bold and a dagger marks entries significantly worse than that best after
-  Holm's correction.
+- `tables/per_task.tex`, `tables/aggregate.tex` (one table per environment family):
+  booktabs tables; the highest entry per column is bold (a description, not a test)
+  and a dagger marks entries significantly below it after Holm's correction.
 
 PDF figures embed their fonts as TrueType. In LaTeX:
 
@@ -165,7 +179,7 @@ PDF figures embed their fonts as TrueType. In LaTeX:
 \\begin{{figure}}[t]
   \\centering
   \\includegraphics[width=\\columnwidth]{{reports/figures/agent_comparison_single.{fmt}}}
-  \\caption{{Mean score per task and aggregate mean of normalised scores.}}
+  \\caption{{Mean score per task and each family's aggregate mean of normalised scores.}}
 \\end{{figure}}
 
 \\begin{{figure*}}[t]

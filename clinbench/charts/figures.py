@@ -107,11 +107,17 @@ def _errorbar(ax, value: float, lo: float | None, hi: float | None, y: float, **
     ax.errorbar(value, y, xerr=xerr, capsize=2, ms=4, **kw)
 
 
+def _aggregates(d: ChartData) -> dict[str, dict]:
+    """Each environment family's aggregate section that has agents (the headline)."""
+    return {env: a for env, a in (d.report.get("aggregates") or {}).items() if a.get("agents")}
+
+
 def agent_comparison(d: ChartData, width: float) -> Figure:
-    """Mean score per task (t 95 % CI) and the aggregate mean (t 95 % CI over seeds)."""
+    """Mean score per task (t 95 % CI) and each family's aggregate mean (t 95 % CI over
+    seeds)."""
     cells = d.cell_scores()
-    agg = (d.report["aggregate"] or {}).get("agents", {})
-    n_panels = len(d.tasks) + (1 if agg else 0)
+    aggs = _aggregates(d)
+    n_panels = len(d.tasks) + len(aggs)
     ncols = columns(n_panels, width, narrow=2)
     fig, axes = panels(n_panels, width, 0.28 * len(d.agents) + 1.0, ncols=ncols, sharey=True)
     y = np.arange(len(d.agents))[::-1]
@@ -131,21 +137,21 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
                 )
         ax.set_title(task)
         ax.set_xlabel("score")
-    if agg:
-        ax = axes[len(d.tasks)]
+    for ax, (env, agg) in zip(axes[len(d.tasks) :], aggs.items(), strict=False):
         for yi, agent in zip(y, d.agents, strict=True):
-            if agent in agg:
-                s = agg[agent]["mean"]
+            if agent in agg["agents"]:
+                s = agg["agents"][agent]["mean"]
                 _errorbar(ax, s["value"], s["lo"], s["hi"], yi, fmt="s", color=d.colors[agent])
         ax.axvline(0, color="grey", lw=0.8, ls=":")
         ax.axvline(1, color="grey", lw=0.8, ls=":")
-        ax.set_title("aggregate")
+        ax.set_title(f"{env} aggregate")
         ax.set_xlabel("normalised score")
     axes[0].set_yticks(y, d.agents)
     suptitle(
         fig,
-        "Mean score per task and aggregate (per-seed mean normalised score), Student-t 95 % CIs; "
-        f"n = {len(d.seeds)} seeds",
+        "Mean score per task and per environment family (per-seed mean normalised score; 0 "
+        "and 1: random's and the reference planner's means on the reference worlds), "
+        f"Student-t 95 % CIs; n = {len(d.seeds)} seeds",
         width,
     )
     return fig
@@ -272,17 +278,28 @@ def learning_curves(d: ChartData, width: float) -> Figure:
     return fig
 
 
-def _confirmatory(d: ChartData) -> dict:
-    return next(f for f in d.report["families"] if f["role"] == "confirmatory")
+def _confirmatory(d: ChartData) -> list[dict]:
+    """The confirmatory family of each environment family's aggregate."""
+    return [
+        f
+        for f in d.report["families"]
+        if f["role"] == "confirmatory" and f.get("scope", {}).get("kind") != "cross_family"
+    ]
 
 
-def _effect_matrix(d: ChartData) -> tuple[np.ndarray, np.ndarray]:
+def _family_agents(d: ChartData, fam: dict) -> list[str]:
+    """The agents of a family's pairs, in report order."""
+    named = {a for p in fam["pairs"] for a in (p["a"], p["b"])}
+    return [a for a in d.agents if a in named]
+
+
+def _effect_matrix(fam: dict, agents: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Row-minus-column effect size of the primary test and Holm significance."""
-    k = len(d.agents)
+    k = len(agents)
     value = np.full((k, k), np.nan)
     sig = np.zeros((k, k), dtype=bool)
-    for p in _confirmatory(d)["pairs"]:
-        i, j = d.agents.index(p["a"]), d.agents.index(p["b"])
+    for p in fam["pairs"]:
+        i, j = agents.index(p["a"]), agents.index(p["b"])
         v = (p["effect"] or {}).get("value")
         if v is not None:
             value[i, j], value[j, i] = v, -v
@@ -291,117 +308,143 @@ def _effect_matrix(d: ChartData) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pairwise_significance(d: ChartData, width: float) -> Figure:
-    """The primary test's effect size of each pair on the aggregate, Holm-significant pairs "
-    "marked."""
-    g, sig = _effect_matrix(d)
-    fam = _confirmatory(d)
-    effect = "d_z" if fam["test"] == "paired" else "Hedges' g"
-    # the colour bar takes about 0.8 in beside the square matrix; the whole stays within width
-    size = min(width, 0.55 * len(d.agents) + 2.4)
-    fig, ax = plt.subplots(figsize=(size, size - 0.8), layout="constrained")
-    # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
-    lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
-    labels = np.array(
-        [
+    """The primary test's effect size of each pair on each family's aggregate,
+    Holm-significant pairs marked (one matrix per confirmatory family)."""
+    fams = [f for f in _confirmatory(d) if f["pairs"]]
+    k = max((len(_family_agents(d, f)) for f in fams), default=2)
+    # the colour bar takes about 0.8 in beside each square matrix; the whole stays within width
+    size = min(width, 0.55 * k + 2.4)
+    fig, axes = plt.subplots(
+        max(len(fams), 1),
+        1,
+        figsize=(size, (size - 0.5) * max(len(fams), 1)),
+        layout="constrained",
+        squeeze=False,
+    )
+    effect = "g_z" if d.report["protocol"]["test"] == "paired" else "Hedges' g"
+    for ax, fam in zip(axes.flat, fams, strict=False):
+        agents = _family_agents(d, fam)
+        g, sig = _effect_matrix(fam, agents)
+        # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
+        lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
+        labels = np.array(
             [
-                "" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "")
-                for v, s in zip(rg, rs, strict=True)
+                [
+                    "" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "")
+                    for v, s in zip(rg, rs, strict=True)
+                ]
+                for rg, rs in zip(g, sig, strict=True)
             ]
-            for rg, rs in zip(g, sig, strict=True)
-        ]
-    )
-    sns.heatmap(
-        g,
-        ax=ax,
-        cmap="RdBu_r",
-        vmin=-lim,
-        vmax=lim,
-        annot=labels,
-        fmt="",
-        xticklabels=d.agents,
-        yticklabels=d.agents,
-        annot_kws={"fontsize": 6},
-        linewidths=0.5,
-        cbar_kws={"label": f"{effect} (row - column)"},
-    )
+        )
+        sns.heatmap(
+            g,
+            ax=ax,
+            cmap="RdBu_r",
+            vmin=-lim,
+            vmax=lim,
+            annot=labels,
+            fmt="",
+            xticklabels=agents,
+            yticklabels=agents,
+            annot_kws={"fontsize": 6},
+            linewidths=0.5,
+            cbar_kws={"label": f"{effect} (row - column)"},
+        )
+        ax.set_title(f"{fam['name']} (m = {fam['m']}, n = {fam['seeds']} seeds)")
+        ax.tick_params(axis="x", rotation=45)
+        ax.tick_params(axis="y", rotation=0)
+        ax.grid(False)
+    if not fams:
+        axes.flat[0].axis("off")
     _title(
-        ax,
-        f"Aggregate normalised score, row vs column: {effect}; * = significant after Holm "
-        f"({d.report['protocol']['test_name']}, m = {fam['m']}, alpha = {fam['alpha']}); "
-        f"n = {len(d.report['protocol']['complete_seeds'])} seeds",
+        axes.flat[0],
+        f"Each family's aggregate normalised score, row vs column: {effect}; * = significant "
+        f"after Holm within the family ({d.report['protocol']['test_name']}, alpha = "
+        f"{d.report['protocol']['alpha']})",
         size,
     )
-    ax.tick_params(axis="x", rotation=45)
-    ax.tick_params(axis="y", rotation=0)
-    ax.grid(False)
     return fig
 
 
 def probability_of_improvement(d: ChartData, width: float) -> Figure:
-    """rliable's aggregate P(first > second) with bootstrap 95 % CIs; a hollow marker where
-    the interval has zero width (which is not certainty)."""
-    pairs = [p for p in _confirmatory(d)["pairs"] if p["prob_improvement"]]
-    fig, ax = plt.subplots(figsize=(width, 0.22 * max(len(pairs), 1) + 0.9), layout="constrained")
-    y = np.arange(len(pairs))[::-1]
-    for yi, p in zip(y, pairs, strict=True):
-        v = p["prob_improvement"]
-        if v["zero_width"]:
-            ax.plot(v["value"], yi, "o", ms=5, mfc="white", color=d.colors[p["a"]])
-        else:
-            _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt="o", color=d.colors[p["a"]])
-    ax.axvline(0.5, color="grey", ls=":", lw=1)
-    ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("probability of improvement")
-    n = len(d.report["protocol"]["complete_seeds"])
+    """rliable's aggregate P(first > second) per family with bootstrap 95 % CIs; a hollow
+    marker where the interval has zero width (which is not certainty)."""
+    fams = [(f, [p for p in f["pairs"] if p["prob_improvement"]]) for f in _confirmatory(d)]
+    fams = [(f, pairs) for f, pairs in fams if pairs] or [({"name": "", "seeds": 0}, [])]
+    rows = [max(len(pairs), 1) for _, pairs in fams]
+    fig, axes = plt.subplots(
+        len(fams),
+        1,
+        figsize=(width, 0.22 * sum(rows) + 0.9 * len(fams)),
+        layout="constrained",
+        squeeze=False,
+        height_ratios=rows,
+    )
+    for ax, (fam, pairs) in zip(axes.flat, fams, strict=True):
+        y = np.arange(len(pairs))[::-1]
+        for yi, p in zip(y, pairs, strict=True):
+            v = p["prob_improvement"]
+            if v["zero_width"]:
+                ax.plot(v["value"], yi, "o", ms=5, mfc="white", color=d.colors[p["a"]])
+            else:
+                _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt="o", color=d.colors[p["a"]])
+        ax.axvline(0.5, color="grey", ls=":", lw=1)
+        ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_title(f"{fam['name']} (n = {fam['seeds']} seeds)" if fam["name"] else "")
+    axes.flat[-1].set_xlabel("probability of improvement")
     _title(
-        ax,
-        "Probability of improvement on the aggregate (rliable: mean over tasks of per-task P(X > "
-        "Y)); "
-        "stratified bootstrap 95 % CI, hollow = zero-width interval (at least 95 % of resamples "
-        f"agree); n = {n} seeds",
+        axes.flat[0],
+        "Probability of improvement on each family's aggregate (rliable: mean over tasks of "
+        "per-task P(X > Y)); stratified bootstrap 95 % CI, hollow = zero-width interval (at "
+        "least 95 % of resamples agree)",
         width,
     )
     return fig
 
 
 def performance_profile(d: ChartData, width: float) -> Figure:
-    """Fraction of runs (tasks x seeds) with normalised score above tau."""
+    """Fraction of runs (tasks x seeds) with normalised score above tau, per family."""
     norm = d.normalised_scores()
-    taus = np.linspace(
-        min(-0.1, float(norm.normalised.min())), max(1.1, float(norm.normalised.max())), 241
+    envs = [e for e in dict.fromkeys(d.task_env(t) for t in d.tasks) if d.tasks_of(e)]
+    envs = [e for e in envs if norm.task.isin(d.tasks_of(e)).any()] or envs[:1]
+    w = min(width, 5.0)
+    fig, axes = plt.subplots(
+        len(envs), 1, figsize=(w, 2.4 * len(envs) + 0.4), layout="constrained", squeeze=False
     )
-    fig, ax = plt.subplots(figsize=(min(width, 5.0), 2.8), layout="constrained")
-    for agent in d.agents:
-        v = norm[norm.agent == agent].normalised.to_numpy()
-        if v.size:
-            ax.plot(
-                taus,
-                (v[None, :] > taus[:, None]).mean(axis=1),
-                color=d.colors[agent],
-                label=agent,
-                lw=1.5,
-            )
-    ax.set_xlabel(r"normalised score $\tau$")
-    ax.set_ylabel(r"fraction of runs with score > $\tau$")
-    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax, env in zip(axes.flat, envs, strict=True):
+        part = norm[norm.task.isin(d.tasks_of(env))]
+        if part.empty:
+            ax.axis("off")
+            continue
+        taus = np.linspace(
+            min(-0.1, float(part.normalised.min())), max(1.1, float(part.normalised.max())), 241
+        )
+        for agent in d.agents:
+            v = part[part.agent == agent].normalised.to_numpy()
+            if v.size:
+                ax.plot(
+                    taus,
+                    (v[None, :] > taus[:, None]).mean(axis=1),
+                    color=d.colors[agent],
+                    label=agent,
+                    lw=1.5,
+                )
+        ax.set_title(f"{env} ({len(d.tasks_of(env))} tasks)")
+        ax.set_xlabel(r"normalised score $\tau$")
+        ax.set_ylabel(r"runs with score > $\tau$")
+        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _title(
-        ax,
-        f"Performance profile over {len(d.tasks)} tasks x {len(d.seeds)} seeds (0 = random, 1 = "
-        "reference planner)",
-        min(width, 5.0),
+        axes.flat[0],
+        f"Performance profile per family over its tasks x {len(d.seeds)} seeds (0 and 1: "
+        "random's and the reference planner's means on the reference worlds)",
+        w,
     )
     return fig
 
 
-def critical_difference(d: ChartData, width: float) -> Figure:
-    """Average ranks (1 = best) with the Nemenyi critical difference."""
-    r = d.report["ranking"]
-    fig, ax = plt.subplots(figsize=(width, 0.25 * len(d.agents) + 1.2), layout="constrained")
-    if not r:
-        ax.text(0.5, 0.5, "ranking needs at least three agents", ha="center", va="center")
-        ax.axis("off")
-        return fig
+def _cd_panel(ax, d: ChartData, r: dict, name: str) -> None:
+    """One family's average ranks with the Nemenyi critical difference."""
     ranks = r["average_ranks"]
     order = sorted(ranks, key=ranks.get)
     k = len(order)
@@ -445,14 +488,39 @@ def critical_difference(d: ChartData, width: float) -> Figure:
             alpha=0.6,
         )
     ax.axis("off")
-    _title(
-        ax,
-        f"Average rank over {r['blocks']} blocks (task x seed); Friedman p = "
-        f"{_p(r['friedman_p'])}; "
-        "descriptive: bars join agents within the Nemenyi CD (alpha = "
-        f"{d.report['protocol']['alpha']}); "
-        "the tests are Wilcoxon-Holm (report)",
-        width,
+    ax.set_title(
+        f"{name}: {r['blocks']} blocks (task x seed), Friedman p = {_p(r['friedman_p'])}",
+        fontsize=_points("axes.titlesize"),
+    )
+
+
+def critical_difference(d: ChartData, width: float) -> Figure:
+    """Average ranks (1 = highest score) with the Nemenyi critical difference, per family."""
+    rankings = {n: r for n, r in (d.report.get("rankings") or {}).items() if r}
+    heights = [0.25 * len(r["average_ranks"]) + 1.2 for r in rankings.values()] or [1.5]
+    fig, axes = plt.subplots(
+        len(heights),
+        1,
+        figsize=(width, sum(heights)),
+        layout="constrained",
+        squeeze=False,
+        height_ratios=heights,
+    )
+    if not rankings:
+        ax = axes.flat[0]
+        ax.text(0.5, 0.5, "ranking needs at least three agents", ha="center", va="center")
+        ax.axis("off")
+        return fig
+    for ax, (name, r) in zip(axes.flat, rankings.items(), strict=True):
+        _cd_panel(ax, d, r, name)
+    fig.suptitle(
+        textwrap.fill(
+            "Average rank per environment family; descriptive: bars join agents within the "
+            f"Nemenyi CD (alpha = {d.report['protocol']['alpha']}); the tests are the "
+            "confirmatory families and the Wilcoxon-Holm post-hoc (report)",
+            int(width * 120 / _points("axes.titlesize")),
+        ),
+        fontsize=_points("axes.titlesize"),
     )
     return fig
 

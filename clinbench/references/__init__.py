@@ -1,9 +1,12 @@
 """The references of the normalised score, and its one formula.
 
-Each environment family stores the random floor and its oracle planner's mean score per
-task (``Family.references`` names the module, ``<family>_scores.py``), computed by
-``experiments/compute_reference_scores.py`` with :func:`reference_means` and the
-family's planner (``PLANNER`` in ``<family>.py`` here). Kept outside ``clinbench.env``
+Each environment family stores, per task, the mean score of ``random`` and of its oracle
+planner on ``REFERENCE_WORLDS`` fixed reference worlds, with their standard errors
+(``Family.references`` names the module, ``<family>_scores.py``), computed by
+``experiments/compute_reference_scores.py`` with :func:`reference_scores` and the
+family's planner (``PLANNER`` in ``<family>.py`` here). 0 on the normalised scale is
+random's mean *on those worlds*, not random's score in any run: on a run's own worlds
+random can land below 0. Kept outside ``clinbench.env``
 so that no environment package imports an agent; agents are imported only inside the
 functions that play.
 """
@@ -14,11 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 #: How a score is normalised (the report states it).
-FORMULA = "(score - random) / (reference_planner - random), fixed per task version"
+FORMULA = (
+    "(score - random) / (reference_planner - random), where random and reference_planner are "
+    "those policies' mean scores on the task's reference worlds (fixed per task version)"
+)
 
 
 def normalise(score: Any, random: Any, planner: Any) -> Any:
-    """``(score - random) / (planner - random)``: 0 is the random floor, 1 the planner.
+    """``(score - random) / (planner - random)``: 0 is random's mean and 1 the planner's
+    mean on the reference worlds (a run's own worlds can put random below 0).
 
     Works on floats and element-wise on arrays or pandas Series; never a min-max over
     the agents being compared.
@@ -26,14 +33,28 @@ def normalise(score: Any, random: Any, planner: Any) -> Any:
     return (score - random) / (planner - random)
 
 
-#: The fixed world seeds of the references (disjoint from sweep seeds, which are small).
-REFERENCE_SEEDS: tuple[int, ...] = tuple(range(100_000, 100_100))
+#: The first world seed of the references (disjoint from sweep seeds, which are small).
+REFERENCE_SEED_BASE = 100_000
+#: Reference worlds per task: enough that each reference's standard error is small
+#: beside the differences the report tests.
+REFERENCE_WORLDS = 1_000
 
 
-def reference_means(
+def reference_seeds(count: int = REFERENCE_WORLDS) -> tuple[int, ...]:
+    """The first ``count`` fixed world seeds of the references."""
+    if count < 2:
+        raise ValueError(f"a reference needs at least 2 worlds (for its SE), got {count}")
+    return tuple(range(REFERENCE_SEED_BASE, REFERENCE_SEED_BASE + count))
+
+
+REFERENCE_SEEDS: tuple[int, ...] = reference_seeds()
+
+
+def reference_scores(
     env_id: str, planner: Callable[[Any, Any], Any], seeds: tuple[int, ...] = REFERENCE_SEEDS
-) -> dict[str, float]:
-    """Mean score of ``random`` and of the family's reference planner over ``seeds``.
+) -> dict[str, dict[str, float]]:
+    """Per policy (``random``, ``reference_planner``): the mean score over ``seeds``, its
+    standard error (sd / sqrt(worlds)) and the number of worlds.
 
     ``random`` is built from the task's public context like any agent; the planner
     (``planner(context, env)``) is the one policy handed the hidden world, explicitly.
@@ -54,18 +75,25 @@ def reference_means(
         "random": make_agent("random", AgentContext.of(env)),
         "reference_planner": planner(AgentContext.of(env), env),
     }
-    return {
-        name: float(
-            np.mean(
-                [
-                    play_episode(env, agent, s, agent_seed=a).score
-                    for s in seeds
-                    for a in acting_seeds(PUBLIC, s, name, env_id, EVALUATION, 1)
-                ]
-            )
+    out = {}
+    for name, agent in policies.items():
+        scores = np.array(
+            [
+                play_episode(env, agent, s, agent_seed=a).score
+                for s in seeds
+                for a in acting_seeds(PUBLIC, s, name, env_id, EVALUATION, 1)
+            ]
         )
-        for name, agent in policies.items()
-    }
+        se = float(scores.std(ddof=1) / np.sqrt(scores.size)) if scores.size > 1 else float("nan")
+        out[name] = {"mean": float(scores.mean()), "se": se, "worlds": int(scores.size)}
+    return out
+
+
+def reference_means(
+    env_id: str, planner: Callable[[Any, Any], Any], seeds: tuple[int, ...] = REFERENCE_SEEDS
+) -> dict[str, float]:
+    """Mean score of ``random`` and of the family's reference planner over ``seeds``."""
+    return {name: s["mean"] for name, s in reference_scores(env_id, planner, seeds).items()}
 
 
 def normalised_score(env_id: str, score: float) -> float:

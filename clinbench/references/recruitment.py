@@ -1,8 +1,9 @@
 """The recruitment family's reference planner for the normalisation references.
 
 The references are the mean scores of ``random`` and of this planner over
-``REFERENCE_SEEDS`` (:func:`clinbench.references.reference_means`), stored in
-``recruitment_scores.py`` with the task version they belong to.
+``REFERENCE_SEEDS``, with their standard errors
+(:func:`clinbench.references.reference_scores`), stored in ``recruitment_scores.py``
+with the task version they belong to.
 """
 
 from __future__ import annotations

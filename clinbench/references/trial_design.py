@@ -1,8 +1,9 @@
 """The trial_design family's reference planner for the normalisation references.
 
 The references are the mean scores of ``random`` and of this planner over
-``REFERENCE_SEEDS`` (:func:`clinbench.references.reference_means`), stored in
-``trial_design_scores.py`` with the task version they belong to.
+``REFERENCE_SEEDS``, with their standard errors
+(:func:`clinbench.references.reference_scores`), stored in ``trial_design_scores.py``
+with the task version they belong to.
 """
 
 from __future__ import annotations

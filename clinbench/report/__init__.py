@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.report.build import TESTS, build_report
+from clinbench.report.declared import declaration
 from clinbench.report.render import stale_report_files, write_report
 from clinbench.report.results import Results, ResultsError, load_results
 
@@ -24,7 +25,9 @@ def compute_report(
 ) -> dict[str, Any]:
     """Read ``folder`` and compute the report.
 
-    Unset options come from the results' saved config (``report:``) or the defaults;
+    Unset options come from the results' saved config (``report:``) or the defaults,
+    and so do the declared families (``report/declared.py``): they were fixed before
+    the data;
     ``reproducible`` leaves out the generation time so re-renders are byte-identical;
     ``skip_bad`` reports cells with non-finite scores as failed instead of refusing them.
     """
@@ -39,7 +42,7 @@ def compute_report(
     settings = {k: saved[k] if v is None else v for k, v in chosen.items()}
     if settings["test"] not in TESTS:
         raise ResultsError(f"unknown report.test {settings['test']!r}; valid: {', '.join(TESTS)}")
-    report = build_report(res, **settings)
+    report = build_report(res, **settings, declaration=declaration(saved))
     report["generated"] = (
         None if reproducible else dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     )

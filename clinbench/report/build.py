@@ -5,16 +5,21 @@ episodes; every agent at a seed met the same evaluation worlds, so the design is
 by seed and the analysis follows it (docs/statistics.md):
 
 - per task: summaries with Student-t intervals;
+- per environment family, the headline: the per-seed mean of normalised scores over
+  the family's tasks, shown and tested as one number (``report/aggregate.py``), with
+  its own confirmatory Holm family of declared comparisons (``report/declared.py``);
 - per pair: the primary test (``report.test``: the paired t by default, Welch for an
-  unpaired protocol) with its interval and effect size, the other t-test as a
-  robustness column, the probability of improvement; Holm over each family. The
-  aggregate family is confirmatory (the verdict comes from it), the per-task families
-  exploratory;
-- aggregate: the per-seed mean of normalised scores, shown and tested as one number
-  (``report/aggregate.py``);
-- ranking: Friedman over (task, seed) blocks, pairwise Wilcoxon signed-rank with Holm
-  as its post-hoc, Nemenyi's critical difference only for the diagram;
-- power: planning figures for the primary test, at alpha and at Holm's first threshold.
+  unpaired protocol) with its interval and bias-corrected effect size, the other t-test
+  as a robustness column, the probability of improvement, and an equivalence test
+  (TOST) at the declared margin; Holm over each family. Per-task families are
+  exploratory and hold only pairs with cells on the task;
+- across families only when declared, with a family x pair interaction test
+  (``report/cross_family.py``);
+- ranks as the ranges the confirmatory tests allow; Friedman per family with a
+  Wilcoxon-Holm post-hoc (``report/ranking.py``); exploratory results that disagree
+  with a confirmatory one are listed (``report/consistency.py``);
+- power: planning figures for the primary test, per family, at alpha and at Holm's
+  first threshold.
 
 Every bootstrap draws from a Generator seeded by (bootstrap_seed, what it is for), so
 an interval depends only on the recorded seed and its own data.
@@ -35,10 +40,15 @@ from clinbench import evaluation_key, stats
 from clinbench.env.registry import family as env_family
 from clinbench.references import FORMULA
 from clinbench.report.agent_stats import agent_stats, nondeterministic_agents
-from clinbench.report.aggregate import FAMILY, build_aggregate
+from clinbench.report.aggregate import family_aggregate
+from clinbench.report.consistency import disagreements
+from clinbench.report.cross_family import NAME as CROSS
+from clinbench.report.cross_family import cross_family
+from clinbench.report.declared import Declaration, members
 from clinbench.report.offline import offline_cells
 from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
+from clinbench.report.ranking import rank_ranges, ranking
 from clinbench.report.results import Results, ResultsError, task_versions
 from clinbench.report.verdict import verdict
 
@@ -135,17 +145,42 @@ def per_task_summaries(res: Results, notes: list[str]) -> dict[str, dict[str, An
     return out
 
 
-def task_family(res: Results, task: str, test: str, alpha: float, reps: int, rng) -> dict[str, Any]:
-    """The exploratory family of one task: every pair on the seeds it shares."""
+def task_family(
+    res: Results,
+    task: str,
+    test: str,
+    alpha: float,
+    reps: int,
+    rng,
+    margin: float | None,
+) -> dict[str, Any]:
+    """The exploratory family of one task: every pair of agents with cells on the task
+    (an agent that plays another family has none: no impossible pairs), each on the
+    seeds it shares; the equivalence margin in the task's own score units."""
     pairs = []
-    for a, b in itertools.combinations(res.agents, 2):
+    agents = [a for a in res.agents if res.plays(a, task)]
+    for a, b in itertools.combinations(agents, 2):
         xa, xb = res.scores(task, a), res.scores(task, b)
         seeds = [s for s in xa if s in xb]
         shared = (np.array([xa[s] for s in seeds]), np.array([xb[s] for s in seeds]))
         own = (np.array(list(xa.values())), np.array(list(xb.values())))
-        q = compare(shared, own, test, _poi, rng("poi", task, a, b), reps)
-        pairs.append({"a": a, "b": b, "seeds": seeds, **q})
-    return holm_family(task, EXPLORATORY, test, pairs, alpha)
+        q = compare(shared, own, test, _poi, rng("poi", task, a, b), reps, margin)
+        dropped = [
+            {"seed": s, "missing": res.lacking(s, [a, b], [task])}
+            for s in res.seeds
+            if s not in seeds
+        ]
+        pairs.append({"a": a, "b": b, "seeds": seeds, "dropped_seeds": dropped, **q})
+    return holm_family(
+        task,
+        EXPLORATORY,
+        test,
+        pairs,
+        alpha,
+        scope={"kind": "task", "env": res.task_env(task), "tasks": [task]},
+        declared="every pair of agents with cells on the task",
+        margin=margin,
+    )
 
 
 def _poi(
@@ -154,140 +189,192 @@ def _poi(
     return stats.probability_of_improvement_ci(x, y, g, reps=reps)
 
 
-def ranking(res: Results, scope: dict[str, Any], alpha: float) -> dict[str, Any]:
-    """Friedman over (task, seed) blocks with a Wilcoxon-Holm post-hoc (Benavoli, Corani and
-    Mangili, "Should We Really Use Post-Hoc Tests Based on Mean-Ranks?", JMLR 17, 2016);
-    Nemenyi's critical difference for the descriptive diagram only."""
-    agents, seeds = scope["agents"], scope["seeds"]
-    if len(agents) < 3 or len(seeds) < MIN_SEEDS:
-        return {}
-    blocks = np.array([[res.score(t, a, s) for a in agents] for t in res.tasks for s in seeds])
-    fr = stats.friedman(blocks)
-    posthoc = []
-    for (i, a), (j, b) in itertools.combinations(enumerate(agents), 2):
-        w = stats.wilcoxon(blocks[:, i], blocks[:, j])
-        posthoc.append(
-            {"a": a, "b": b, "mean_diff": float(np.mean(blocks[:, i] - blocks[:, j])), **w}
-        )
-    adjusted = stats.holm([p["p"] for p in posthoc])
-    for p, adj in zip(posthoc, adjusted, strict=True):
-        p["p_holm"] = float(adj)
-        p["significant"] = bool(adj <= alpha)
-    return {
-        "blocks": int(blocks.shape[0]),
-        "agents": agents,
-        "seeds": seeds,
-        "friedman_statistic": fr["statistic"],
-        "friedman_p": fr["p"],
-        "average_ranks": dict(zip(agents, stats.average_ranks(blocks).tolist(), strict=True)),
-        "posthoc": {
-            "test": "wilcoxon signed-rank over blocks",
-            "method": "holm",
-            "m": len(posthoc),
-            "pairs": posthoc,
-        },
-        "critical_difference": stats.nemenyi_cd(len(agents), blocks.shape[0], alpha),
-    }
+#: The standardised effect the power figures are in, per primary test.
+PLANNING_EFFECT = {"paired": "d_z", "welch": "d"}
 
 
 def power(
-    n: int, test: str, alpha: float, m: int, rank: dict[str, Any], notes: list[str]
+    test: str,
+    alpha: float,
+    families: list[dict[str, Any]],
+    rankings: dict[str, dict[str, Any]],
+    notes: list[str],
 ) -> dict[str, Any]:
-    """Planning figures: the smallest effect the primary test detects with 80 % power at
-    ``n`` seeds, at alpha and at Holm's first threshold of a family of ``m`` pairs."""
-    out: dict[str, Any] = {
-        "planning": True,
-        "test": test,
-        "effect": stats.EFFECT_SIZES[test][0],
-        "seeds": n,
-        "alpha": alpha,
-        "m": m,
-    }
-    if rank:
+    """Planning figures: per family, the smallest effect the primary test detects with
+    80 % power at its seeds, at alpha and at Holm's first threshold of its m pairs; a
+    note where an exact Wilcoxon post-hoc could never pass Holm."""
+    for name, rank in rankings.items():
+        if not rank:
+            continue
         blocks, posthoc_m = rank["blocks"], rank["posthoc"]["m"]
         floor = stats.wilcoxon_floor(blocks)
-        out["wilcoxon_floor"] = floor
+        rank["wilcoxon_floor"] = floor
         if not stats.family_can_reach_alpha(floor, posthoc_m, alpha):
             notes.append(
-                f"with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p below "
-                f"{floor:.4g}, "
-                f"while Holm over {posthoc_m} comparisons needs p <= {alpha / posthoc_m:.4g}: the "
-                "ranking's "
-                "post-hoc can never be significant here"
+                f"{name}: with {blocks} blocks an exact Wilcoxon signed-rank test cannot give p "
+                f"below {floor:.4g}, while Holm over {posthoc_m} comparisons needs p <= "
+                f"{alpha / posthoc_m:.4g}: the ranking's post-hoc can never be significant here"
             )
-    if n < MIN_SEEDS or m < 1:
-        return out
-    mde = stats.PLANNING[test][1]
-    out.update(holm_threshold=alpha / m, mde={"alpha": mde(n, alpha), "holm": mde(n, alpha / m)})
-    return out
+    return {
+        "planning": True,
+        "test": test,
+        "effect": PLANNING_EFFECT[test],
+        "alpha": alpha,
+        "families": {
+            f["name"]: {
+                "role": f["role"],
+                "seeds": f["seeds"],
+                "m": f["m"],
+                "holm_threshold": f["holm_threshold"],
+                "mde": f["mde"],
+            }
+            for f in families
+            if f["mde"]
+        },
+    }
+
+
+def normalisation_meaning(refs: dict[str, dict[str, Any]]) -> str:
+    """What 0 and 1 of the normalised scale are, as measured."""
+    worlds = sorted({r["worlds"] for r in refs.values() if r.get("worlds")})
+    counted = (
+        f"{worlds[0]:,} reference worlds per task"
+        if len(worlds) == 1
+        else "each task's reference worlds"
+    )
+    return (
+        f"0 is random's mean score and 1 the reference planner's mean score on {counted} "
+        "(fixed world seeds, not this run's worlds; standard errors in the table below), so "
+        "an agent's normalised score on this run's worlds can fall below 0 or above 1, "
+        "random's included"
+    )
 
 
 def build_report(
-    res: Results, alpha: float, bootstrap_reps: int, bootstrap_seed: int, test: str = "paired"
+    res: Results,
+    alpha: float,
+    bootstrap_reps: int,
+    bootstrap_seed: int,
+    test: str = "paired",
+    declaration: Declaration | None = None,
 ) -> dict[str, Any]:
     """All numbers of the report (JSON-ready after ``clean``)."""
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+    decl = declaration or Declaration()
     rng = functools.partial(_rng, bootstrap_seed)
     refs, ref_warnings = references(res)
     notes = list(res.warnings) + ref_warnings
-    scope = res.scope(MIN_SEEDS)
     per_task = per_task_summaries(res, notes)
-    families = [task_family(res, task, test, alpha, bootstrap_reps, rng) for task in res.tasks]
-    unreferenced = [t for t in res.tasks if t not in refs]
-    absent = None
-    if unreferenced:
-        absent = f"no normalisation references for {', '.join(unreferenced)}"
-        aggregate, agg_family = {}, holm_family(FAMILY, CONFIRMATORY, test, [], alpha)
-        notes.append(f"{absent}: no aggregate across tasks")
-    else:
-        aggregate, agg_family, caveats = build_aggregate(
-            res, refs, scope, test, alpha, bootstrap_reps, rng
+    task_families = [
+        task_family(res, task, test, alpha, bootstrap_reps, rng, task_margin(refs, task, decl))
+        for task in res.tasks
+    ]
+    aggregates: dict[str, dict[str, Any]] = {}
+    confirmatory: list[dict[str, Any]] = []
+    rankings: dict[str, dict[str, Any]] = {}
+    groups: dict[str, list[str]] = {}
+    for env in res.envs:
+        tasks = res.tasks_of(env)
+        agents = res.agents_on(tasks)
+        rankings[env] = ranking(res, env, tasks, agents, alpha)
+        unreferenced = [t for t in tasks if t not in refs]
+        if unreferenced:
+            absent = f"no normalisation references for {', '.join(unreferenced)}"
+            aggregates[env] = {"name": env, "tasks": tasks, "absent": absent}
+            notes.append(f"{env}: {absent}: no aggregate and no confirmatory family for it")
+            continue
+        groups[env] = tasks
+        pairs_declared, declared = members(decl, env, agents)
+        section, pairs = family_aggregate(
+            res, refs, env, tasks, agents, pairs_declared, test, decl.margin, bootstrap_reps, rng
         )
-        notes += caveats
-        if not aggregate:
-            absent = "no seed has a result for every agent on every task"
-    families.insert(0, agg_family)
-    if scope["dropped_seeds"] or scope["dropped_agents"]:
-        notes.append(scope_sentence(scope))
-    rank = ranking(res, scope, alpha)
+        fam = holm_family(
+            env,
+            CONFIRMATORY,
+            test,
+            pairs,
+            alpha,
+            scope={"kind": "environment family", "env": env, "tasks": tasks},
+            declared=declared,
+            margin=decl.margin,
+        )
+        section["ranks"] = rank_ranges(fam, list(section["agents"]))
+        section["absent"] = None
+        notes += section["caveats"]
+        aggregates[env] = section
+        confirmatory.append(fam)
+    across: dict[str, Any] = {}
+    cross_fam = []
+    if decl.cross_family and len(groups) >= 2:
+        agents = res.agents_on([t for ts in groups.values() for t in ts])
+        pairs_declared, declared = members(decl, CROSS, agents)
+        across, fam = cross_family(
+            res,
+            refs,
+            groups,
+            pairs_declared,
+            declared,
+            test,
+            alpha,
+            decl.margin,
+            bootstrap_reps,
+            rng,
+        )
+        notes += across["caveats"]
+        cross_fam = [fam]
+    elif decl.cross_family:
+        notes.append("a cross-family aggregate is declared but the results hold one family")
+    disagree = []
+    for fam in confirmatory:
+        env = fam["scope"]["env"]
+        exploratory = [f for f in task_families if f["scope"]["env"] == env]
+        exploratory += [f for f in cross_fam if f["role"] == EXPLORATORY]
+        disagree += disagreements(fam, exploratory, rankings.get(env))
+    families = confirmatory + cross_fam + task_families
     report = {
         "protocol": {
             "env": res.manifest["grid"]["env"],
             "task_envs": {t: res.task_env(t) for t in res.tasks},
+            "envs": res.envs,
             "tasks": res.tasks,
             "agents": res.agents,
             "seeds": res.seeds,
-            "complete_seeds": scope["seeds"],
             **res.manifest.get("protocol", {}),
             "task_version": results_task_version(res),
             "references": refs,
             "evaluation_key": evaluation_key_state(res),
             "normalisation": FORMULA,
+            "normalisation_meaning": normalisation_meaning(refs) if refs else None,
             "alpha": alpha,
             "test": test,
             "test_name": TEST_NAMES[test],
             "secondary_test": next(t for t in TESTS if t != test),
             "min_seeds": MIN_SEEDS,
+            "equivalence_margin": decl.margin,
+            "declared": {
+                "primary": decl.primary,
+                "cross_family": decl.cross_family,
+                "equivalence_margin": decl.margin,
+            },
             "bootstrap_reps": bootstrap_reps,
             "bootstrap_seed": bootstrap_seed,
             "interval": (
-                "Student-t 95% for per-task means and for the aggregate mean over seeds; "
+                "Student-t 95% for per-task means and for each aggregate mean over seeds; "
                 "stratified bootstrap percentile 95% for IQM, median, optimality gap and P(X>Y)"
             ),
         },
+        "aggregates": aggregates,
+        "cross_family": across,
         "per_task": per_task,
-        "aggregate": aggregate,
         "families": families,
-        "ranking": rank,
+        "disagreements": disagree,
+        "rankings": rankings,
         "operating_characteristics": operating_characteristics(res),
         "agent_stats": agent_stats(res),
         "nondeterministic": nondeterministic_agents(res),
         **({"offline": offline} if (offline := offline_cells(res)) else {}),
-        "power": power(
-            len(scope["seeds"]), test, alpha, agg_family["m"] or families[-1]["m"], rank, notes
-        ),
-        "aggregate_absent": absent,
+        "power": power(test, alpha, families, rankings, notes),
         "missing": res.missing,
         "failed": res.failed,
         "warnings": notes,
@@ -298,16 +385,14 @@ def build_report(
     return report
 
 
-def scope_sentence(scope: dict[str, Any]) -> str:
-    """What the analyses across tasks dropped, in words."""
-    parts = []
-    for d in scope["dropped_agents"]:
-        parts.append(f"agent {d['agent']} ({d['reason']})")
-    for d in scope["dropped_seeds"]:
-        cells = ", ".join(f"{c['agent']} on {c['task']}" for c in d["missing"])
-        parts.append(f"seed {d['seed']} (missing: {cells})")
-    kept = ", ".join(map(str, scope["seeds"])) or "none"
-    return f"the aggregate and the ranking drop {'; '.join(parts)}; they use seeds {kept}"
+def task_margin(refs: dict[str, dict[str, float]], task: str, decl: Declaration) -> float | None:
+    """The declared equivalence margin in ``task``'s own score units (none without
+    references: the margin is declared in normalised score)."""
+    ref = refs.get(task)
+    if not ref:
+        return None
+    width = ref["reference_planner"] - ref["random"]
+    return decl.margin * abs(width) if width else None
 
 
 def evaluation_key_state(res: Results) -> dict[str, Any]:

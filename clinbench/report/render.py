@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from clinbench.report.build import TEST_NAMES
 
-#: How the effect size of each primary test is labelled in the tables.
-EFFECT_NAMES = {"paired": "d_z", "welch": "Hedges' g"}
+#: How the effect size of each primary test is labelled in the tables (both carry the
+#: small-sample correction: g_z = J(n - 1) d_z).
+EFFECT_NAMES = {"paired": "g_z", "welch": "Hedges' g"}
 
 
 def _num(digits: int):
@@ -67,14 +69,68 @@ def _needed(s: dict[str, Any] | None) -> str:
 
 
 def _characteristic(c: dict[str, Any] | None) -> str:
-    """A proportion as ``value [lo, hi] (k/n)``, a mean as ``value [lo, hi]``."""
+    """A proportion as ``value [lo, hi] (k/n)``, a mean as ``value [lo, hi]``; a mean
+    whose interval has zero width (the same value in every trial) says so."""
     if not c or c.get("value") is None:
         return "-"
     if c["kind"] == "rate":
         return f"{c['value']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}] ({c['k']}/{c['n']})"
     if c.get("lo") is None:
         return f"{c['value']:.1f}"
+    if c["lo"] == c["hi"]:
+        return f"{c['value']:.1f} (no spread)"
     return f"{c['value']:.1f} [{c['lo']:.1f}, {c['hi']:.1f}]"
+
+
+def _rank(span: list[int] | None) -> str:
+    """A rank range as ``2`` or ``2-4``."""
+    if not span:
+        return "-"
+    return str(span[0]) if span[0] == span[1] else f"{span[0]}-{span[1]}"
+
+
+def _diff(q: dict[str, Any]) -> str:
+    """A pair's mean difference with the primary test's interval; a zero-width interval
+    (identical scores on every seed) is said in words."""
+    text = _num(3)(q["mean_diff"])
+    if q["status"] != "tested":
+        return text
+    if q["diff_lo"] is not None and q["diff_lo"] == q["diff_hi"]:
+        return f"{text} (no spread)"
+    return f"{text} [{_num(3)(q['diff_lo'])}, {_num(3)(q['diff_hi'])}]"
+
+
+def _tost(e: dict[str, Any] | None) -> str:
+    """``p (Holm p)`` of the equivalence test, or why there is none."""
+    if not e:
+        return "-"
+    if not e.get("testable"):
+        return "not testable"
+    if e.get("identical"):
+        return "identical"
+    return f"{_pvalue(e['p'])} ({_pvalue(e.get('p_holm'))})"
+
+
+def _interaction(i: dict[str, Any] | None) -> str:
+    if not i:
+        return "-"
+    if not i.get("testable"):
+        return "not testable"
+    return _pvalue(i["p"]) + (" (interacts)" if i["significant"] else "")
+
+
+def _mark(q: dict[str, Any]) -> str:
+    """What the tests say about a pair: significant, level, or why untested."""
+    marks = []
+    if q.get("significant"):
+        marks.append("significant")
+    if q.get("equivalent"):
+        marks.append("level")
+    if q.get("interaction") and q["interaction"].get("significant"):
+        marks.append("interaction: exploratory")
+    if not marks and q.get("note"):
+        marks.append(q["note"])
+    return "; ".join(marks)
 
 
 def environment() -> Environment:
@@ -95,22 +151,28 @@ def environment() -> Environment:
         est=_estimate,
         needed=_needed,
         oc=_characteristic,
+        rank=_rank,
+        diff=_diff,
+        tost=_tost,
+        interaction=_interaction,
+        verdict_mark=_mark,
+        g3=lambda v: f"{v:.3g}",
     )
     return env
 
 
 def render_markdown(report: dict[str, Any]) -> str:
+    """The Markdown report; runs of blank lines the template's optional sections leave
+    are folded into one (no code blocks in it, so nothing else changes)."""
     template = environment().get_template("benchmark_report.md.j2")
-    return (
-        template.render(
-            r=report,
-            p=report["protocol"],
-            v=report["provenance"],
-            names=TEST_NAMES,
-            effect_names=EFFECT_NAMES,
-        ).rstrip()
-        + "\n"
+    text = template.render(
+        r=report,
+        p=report["protocol"],
+        v=report["provenance"],
+        names=TEST_NAMES,
+        effect_names=EFFECT_NAMES,
     )
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
 
 
 def render_json(report: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ comparisons are paired by seed.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -62,17 +63,48 @@ class Results:
                 out[seed] = value
         return out
 
-    def complete_seeds(self, agents: list[str] | None = None) -> list[int]:
-        """Seeds with a result for every agent (of ``agents``, default all) on every task."""
+    @functools.cached_property
+    def planned(self) -> set[tuple[str, str]]:
+        """The (task, agent) pairs the manifest declares cells for (run, missing or failed)."""
+        return {(c["task"], c["agent"]) for c in self.manifest["cells"]}
+
+    def plays(self, agent: str, task: str) -> bool:
+        """Whether the grid declares cells of ``agent`` on ``task`` (an agent that plays
+        one family only has none on the other's tasks: no comparison there is possible)."""
+        return (task, agent) in self.planned
+
+    def agents_on(self, tasks: list[str]) -> list[str]:
+        """Agents with declared cells on every task of ``tasks``, in report order."""
+        return [a for a in self.agents if all(self.plays(a, t) for t in tasks)]
+
+    def tasks_of(self, env: str) -> list[str]:
+        """The tasks of environment family ``env``, in report order."""
+        return [t for t in self.tasks if self.task_env(t) == env]
+
+    def complete_seeds(
+        self, agents: list[str] | None = None, tasks: list[str] | None = None
+    ) -> list[int]:
+        """Seeds with a result for every agent (of ``agents``, default all) on every task
+        (of ``tasks``, default all)."""
         agents = self.agents if agents is None else agents
+        tasks = self.tasks if tasks is None else tasks
         return [
-            s
-            for s in self.seeds
-            if all((t, a, s) in self.records for t in self.tasks for a in agents)
+            s for s in self.seeds if all((t, a, s) in self.records for t in tasks for a in agents)
         ]
 
-    def scope(self, min_seeds: int = 3) -> dict[str, Any]:
-        """What the analyses across tasks (aggregate, ranking) use, and what they drop.
+    def lacking(self, seed: int, agents: list[str], tasks: list[str]) -> list[dict[str, str]]:
+        """The cells of ``agents`` on ``tasks`` at ``seed`` that have no result."""
+        return [
+            {"task": t, "agent": a}
+            for t in tasks
+            for a in agents
+            if (t, a, seed) not in self.records
+        ]
+
+    def scope(
+        self, min_seeds: int = 3, tasks: list[str] | None = None, agents: list[str] | None = None
+    ) -> dict[str, Any]:
+        """What an analysis that needs complete blocks (the ranking) uses, and what it drops.
 
         An agent with fewer than ``min_seeds`` seeds complete on every task would cut every
         other agent down to those seeds, so it is dropped (as long as two agents with
@@ -80,28 +112,16 @@ class Results:
         then every seed that is not complete for the remaining agents is dropped, with
         the cells it lacks.
         """
-        complete = {a: len(self.complete_seeds([a])) for a in self.agents}
-        short = [a for a in self.agents if complete[a] < min_seeds]
-        if len(self.agents) - len(short) < 2:
-            short = [a for a in self.agents if complete[a] == 0]
-        dropped_agents = short
-        agents = [a for a in self.agents if a not in dropped_agents]
-        seeds = self.complete_seeds(agents) if agents else []
-        dropped_seeds = [
-            {
-                "seed": s,
-                "missing": [
-                    {"task": t, "agent": a}
-                    for t in self.tasks
-                    for a in agents
-                    if (t, a, s) not in self.records
-                ],
-            }
-            for s in self.seeds
-            if s not in seeds
-        ]
+        tasks = self.tasks if tasks is None else tasks
+        agents = self.agents if agents is None else agents
+        complete = {a: len(self.complete_seeds([a], tasks)) for a in agents}
+        short = [a for a in agents if complete[a] < min_seeds]
+        if len(agents) - len(short) < 2:
+            short = [a for a in agents if complete[a] == 0]
+        kept = [a for a in agents if a not in short]
+        seeds = self.complete_seeds(kept, tasks) if kept else []
         return {
-            "agents": agents,
+            "agents": kept,
             "seeds": seeds,
             "dropped_agents": [
                 {
@@ -109,9 +129,13 @@ class Results:
                     "reason": f"{complete[a]} seed(s) with a result on every task (fewer than "
                     f"{min_seeds})",
                 }
-                for a in dropped_agents
+                for a in short
             ],
-            "dropped_seeds": dropped_seeds,
+            "dropped_seeds": [
+                {"seed": s, "missing": self.lacking(s, kept, tasks)}
+                for s in self.seeds
+                if s not in seeds
+            ],
         }
 
 
@@ -148,6 +172,15 @@ def task_versions(
         env = record.get("key", {}).get("env", "")
         out.setdefault(env, {}).setdefault(version, []).append(f"{agent} on {task} seed {seed}")
     return out
+
+
+def stray_cell_files(folder: Path, cells: list[dict[str, Any]]) -> list[str]:
+    """Names of cell files in ``runs/`` the manifest does not list (never read)."""
+    listed = {f"{c['hash']}.json" for c in cells}
+    runs = folder / "runs"
+    return (
+        sorted(p.name for p in runs.glob("*.json") if p.name not in listed) if runs.is_dir() else []
+    )
 
 
 def load_results(folder: Path, skip_bad: bool = False) -> Results:
@@ -190,7 +223,6 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
         [int(s) for s in grid["seeds"]],
         {},
     )
-    eval_episodes = manifest.get("protocol", {}).get("eval_episodes")
     for cell in cells:
         key = (cell["task"], cell["agent"], int(cell["seed"]))
         path = folder / "runs" / f"{cell['hash']}.json"
@@ -218,12 +250,20 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
             res.failed.append({**where, "error": f"bad value: {problem}"})
             res.missing.append({**where, "reason": f"bad value: {problem}"})
             continue
+        eval_episodes = record.get("config", {}).get("protocol", {}).get("eval_episodes")
         if eval_episodes is not None and len(record["episodes"]) != eval_episodes:
             res.warnings.append(
                 f"{key[1]} on {key[0]} seed {key[2]} has {len(record['episodes'])} evaluation "
                 f"episodes, the protocol says {eval_episodes}"
             )
         res.records[key] = record
+    stray = stray_cell_files(folder, cells)
+    if stray:
+        res.warnings.append(
+            f"{len(stray)} cell file(s) in {folder / 'runs'} are not in the manifest and were "
+            f"ignored (left over from another grid or code): {', '.join(stray[:5])}"
+            + (", ..." if len(stray) > 5 else "")
+        )
     if not res.records:
         raise ResultsError(
             f"{folder} holds no finished cells ({len(res.missing)} missing or failed)"
@@ -241,10 +281,9 @@ def load_results(folder: Path, skip_bad: bool = False) -> Results:
             )
     if res.missing:
         res.warnings.append(
-            f"{len(res.missing)} of {len(cells)} cells are missing or failed; per-task "
-            "comparisons use the "
-            "seeds each pair shares, the aggregate and the ranking the seeds complete for every "
-            "agent "
-            "they keep (see the aggregate's scope)"
+            f"{len(res.missing)} of {len(cells)} cells are missing or failed; each comparison "
+            "uses the seeds its pair shares (on a family's aggregate: on every task of the "
+            "family), the ranking the seeds complete for every agent it keeps (each says what "
+            "it dropped)"
         )
     return res

@@ -19,11 +19,14 @@ from clinbench.stats.effect_sizes import (
     aggregate_probability_of_improvement_ci,
     cohens_dz,
     hedges_g,
+    hedges_gz,
+    hedges_j,
     mean_probability_of_improvement,
     noncentrality_interval,
     probability_of_improvement,
     probability_of_improvement_ci,
 )
+from clinbench.stats.equivalence import TOST, equivalent_at, tost_paired, tost_welch
 from clinbench.stats.floors import (
     family_can_reach_alpha,
     floor_warning,
@@ -38,6 +41,7 @@ from clinbench.stats.hypothesis_tests import (
     welch,
     wilcoxon,
 )
+from clinbench.stats.interaction import repeated_measures_f
 from clinbench.stats.intervals import clopper_pearson, percentile_interval, summary, t_interval
 from clinbench.stats.multiple import holm, holm_reject
 from clinbench.stats.power import (
@@ -49,13 +53,14 @@ from clinbench.stats.power import (
     seeds_needed,
     two_sample_power,
 )
-from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi_q
+from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi_q, rank_ranges
 
 __all__ = [
     "AGGREGATES",
     "EFFECT_SIZES",
     "NO_VARIANCE",
     "PLANNING",
+    "TOST",
     "T_TESTS",
     "aggregate_mean",
     "aggregate_median",
@@ -63,10 +68,13 @@ __all__ = [
     "average_ranks",
     "clopper_pearson",
     "cohens_dz",
+    "equivalent_at",
     "family_can_reach_alpha",
     "floor_warning",
     "friedman",
     "hedges_g",
+    "hedges_gz",
+    "hedges_j",
     "holm",
     "holm_reject",
     "iqm",
@@ -86,11 +94,15 @@ __all__ = [
     "percentile_interval",
     "probability_of_improvement",
     "probability_of_improvement_ci",
+    "rank_ranges",
+    "repeated_measures_f",
     "seeds_needed",
     "stratified_bootstrap",
     "stratified_bootstrap_ci",
     "summary",
     "t_interval",
+    "tost_paired",
+    "tost_welch",
     "two_sample_power",
     "welch",
     "wilcoxon",

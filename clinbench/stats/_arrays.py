@@ -24,7 +24,15 @@ def as_sample(x: Any, name: str = "x", min_n: int = 1) -> np.ndarray:
 
 
 #: Spread, relative to the magnitude of the inputs, below which values count as equal.
+#: The one tolerance for "equal" in every statistic (t-tests, effect sizes, P(X > Y),
+#: Wilcoxon, ranks, equivalence): two constants 1e-13 apart are equal everywhere or
+#: nowhere, never p = 1 in one table and P(X > Y) = 0.4 in the next.
 ROUNDING = 1e-12
+
+
+def magnitude(*arrays: np.ndarray) -> float:
+    """The largest absolute value of the arrays: what their rounding noise is relative to."""
+    return max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
 
 
 def is_constant(a: np.ndarray, scale: float | None = None) -> bool:
@@ -36,8 +44,29 @@ def is_constant(a: np.ndarray, scale: float | None = None) -> bool:
     a t statistic of such noise is about 1e15 and means nothing.
     """
     if scale is None:
-        scale = float(np.max(np.abs(a))) if a.size else 0.0
+        scale = magnitude(a)
     return bool(np.ptp(a) <= ROUNDING * scale) if a.size else True
+
+
+def snap_zero(d: np.ndarray, scale: float) -> np.ndarray:
+    """Differences within rounding of zero set to exactly zero (ties of a rank test)."""
+    return np.where(np.abs(d) <= ROUNDING * scale, 0.0, d)
+
+
+def snap_ties(values: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """Each row's values that lie within rounding of their neighbour (in sorted order)
+    set to the smallest of their run, so a rank statistic sees them as ties."""
+    a = np.array(values, dtype=float)
+    out = a.reshape(-1, a.shape[-1]).copy() if a.ndim else a.reshape(1, 1).copy()
+    for row in out:
+        order = np.argsort(row, kind="stable")
+        tol = ROUNDING * (magnitude(row) if scale is None else scale)
+        sorted_values = row[order]
+        gaps = np.diff(sorted_values) > tol
+        run = np.concatenate([[0], np.cumsum(gaps)])
+        starts = sorted_values[np.searchsorted(run, run)]  # first value of each run
+        row[order] = starts
+    return out.reshape(a.shape)
 
 
 def check_confidence(confidence: float) -> float:

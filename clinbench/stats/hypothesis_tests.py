@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from clinbench.stats._arrays import ROUNDING, as_sample, check_confidence, is_constant
+from clinbench.stats._arrays import (
+    ROUNDING,
+    as_sample,
+    check_confidence,
+    is_constant,
+    magnitude,
+    snap_zero,
+)
 
 #: Why a t-test with zero standard error and different means has no result.
 NO_VARIANCE = "not testable (no variance)"
@@ -26,7 +33,7 @@ NO_VARIANCE = "not testable (no variance)"
 
 def _scale(a: np.ndarray, b: np.ndarray) -> float:
     """The magnitude of two samples: what their rounding noise is relative to."""
-    return float(max(np.max(np.abs(a)), np.max(np.abs(b))))
+    return magnitude(a, b)
 
 
 def _t_result(res: Any, diff: float, confidence: float) -> dict[str, Any]:
@@ -107,21 +114,29 @@ def paired(x: Any, y: Any, confidence: float = 0.95) -> dict[str, Any]:
 T_TESTS = {"paired": paired, "welch": welch}
 
 
-def wilcoxon(x: Any, y: Any) -> dict[str, float]:
+def wilcoxon(x: Any, y: Any) -> dict[str, Any]:
     """Two-sided Wilcoxon signed-rank test on the differences ``x - y``.
 
     scipy's defaults: zero differences are dropped (``zero_method="wilcox"``), the exact
     null distribution is used for small samples without ties or zeros, the normal
-    approximation otherwise. All differences zero: no evidence of a difference, p = 1.
+    approximation otherwise. Differences within rounding of zero count as zero (the one
+    tolerance of ``_arrays.ROUNDING``). All differences zero: no evidence of a
+    difference, p = 1. The same non-zero difference in every block: *not testable*, as
+    for the t-tests (``testable`` False, p NaN), so a rank test never calls significant
+    what the t-test of the same pair cannot test.
     Reference: Wilcoxon, "Individual Comparisons by Ranking Methods", Biometrics Bulletin 1 (1945).
     """
     a, b = as_sample(x, "x"), as_sample(y, "y")
     if a.size != b.size:
         raise ValueError(f"paired samples need equal lengths, got {a.size} and {b.size}")
-    if np.all(a == b):
-        return {"statistic": math.nan, "p": 1.0}
-    res = sps.wilcoxon(a, b)
-    return {"statistic": float(res.statistic), "p": float(res.pvalue)}
+    scale = _scale(a, b)
+    d = snap_zero(a - b, scale)
+    if np.all(d == 0):
+        return {"statistic": math.nan, "p": 1.0, "testable": True}
+    if is_constant(d, scale):
+        return {"statistic": math.nan, "p": math.nan, "testable": False}
+    res = sps.wilcoxon(d)
+    return {"statistic": float(res.statistic), "p": float(res.pvalue), "testable": True}
 
 
 def mann_whitney(x: Any, y: Any) -> dict[str, float]:

@@ -74,15 +74,18 @@ def _minimum_detectable_effect(design: Design, n: int, alpha: float, power: floa
 
 
 def _seeds_needed(design: Design, d: float, alpha: float, power: float, max_n: int) -> int | None:
-    """Smallest ``n`` with power >= target, by bisection (power grows with ``n``)."""
+    """Smallest ``n`` with power >= target: doubling from 2 to bracket it, then bisection
+    (power grows with ``n``; a large effect is settled in a few steps)."""
     _check(alpha, power)
     if math.isnan(d) or d == 0:
         return None
     if math.isinf(d):
         return 2
-    if _power(design, d, max_n, alpha) < power:
-        return None
-    lo, hi = 1, max_n  # power(lo) < target (or lo below the minimum), power(hi) >= target
+    lo, hi = 1, 2  # power(lo) < target (or lo below the minimum); hi is the candidate
+    while _power(design, d, hi, alpha) < power:
+        if hi >= max_n:
+            return None
+        lo, hi = hi, min(2 * hi, max_n)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if mid >= 2 and _power(design, d, mid, alpha) >= power:

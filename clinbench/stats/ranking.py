@@ -13,14 +13,17 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from clinbench.stats._arrays import snap_ties
+
 
 def _blocks(scores: Any) -> np.ndarray:
+    """``scores[block, agent]`` checked, with values equal up to rounding tied."""
     a = np.asarray(scores, dtype=float)
     if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 2:
         raise ValueError(f"scores must be [block, agent] with at least 2 agents, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError("scores contain NaN or infinite values")
-    return a
+    return snap_ties(a)
 
 
 def friedman(scores: Any) -> dict[str, float]:
@@ -65,3 +68,21 @@ def nemenyi_cd(k: int, n_blocks: int, alpha: float = 0.05) -> float:
     if n_blocks < 1:
         raise ValueError(f"need at least one block, got {n_blocks}")
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6 * n_blocks))
+
+
+def rank_ranges(agents: list[str], separated: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
+    """The ranks each agent can hold given which pairs a test separated.
+
+    ``separated`` lists (better, worse) pairs the tests found significant. An agent's
+    best rank is 1 + the agents significantly above it, its worst rank ``k`` minus the
+    agents significantly below it; a rank is stated as one number only where the tests
+    separate the agent from every other, otherwise as the range its ties allow.
+    """
+    k = len(agents)
+    above = {a: 0 for a in agents}
+    below = {a: 0 for a in agents}
+    for better, worse in separated:
+        if better in above and worse in above:
+            above[worse] += 1
+            below[better] += 1
+    return {a: (1 + above[a], k - below[a]) for a in agents}
