@@ -24,7 +24,7 @@ from clinbench.agents.registry import (
     agent_names,
     agent_parameters,
 )
-from clinbench.env.registry import env_ids
+from clinbench.env.registry import env_ids, family
 from clinbench.stats.hypothesis_tests import T_TESTS
 
 BACKENDS = ("loky", "sequential", "dask", "ray")
@@ -50,10 +50,19 @@ def config_dir() -> Path:
 @dataclass(frozen=True)
 class ProtocolConfig:
     train_episodes: int
-    eval_episodes: int
+    #: None: each family's measured default (``Family.evaluation_episodes``)
+    eval_episodes: int | None
     curve_points: int
     seeds: tuple[int, ...]
     oc_episodes: int = 0
+    #: validation episodes behind each learning-curve point
+    curve_episodes: int = 10
+
+    def evaluation_episodes(self, env: str) -> int:
+        """The evaluation episodes of a cell of environment family ``env``."""
+        if self.eval_episodes is not None:
+            return self.eval_episodes
+        return family(env).evaluation_episodes
 
 
 @dataclass(frozen=True)
@@ -227,17 +236,22 @@ def validate(cfg: DictConfig) -> SweepConfig:
         raise ConfigError(f"seeds must be distinct non-negative integers, got {list(seeds)}")
     protocol = ProtocolConfig(
         train_episodes=_int(p["train_episodes"], "protocol.train_episodes (--episodes)"),
-        eval_episodes=_int(p["eval_episodes"], "protocol.eval_episodes (--eval-episodes)"),
+        eval_episodes=None
+        if p["eval_episodes"] is None
+        else _int(p["eval_episodes"], "protocol.eval_episodes (--eval-episodes)"),
         curve_points=_int(p["curve_points"], "protocol.curve_points"),
+        curve_episodes=_int(p.get("curve_episodes", 10), "protocol.curve_episodes"),
         oc_episodes=_int(p.get("oc_episodes", 0), "protocol.oc_episodes"),
         seeds=seeds,
     )
     if protocol.train_episodes < 0:
         raise ConfigError(f"training episodes must be >= 0, got {protocol.train_episodes}")
-    if protocol.eval_episodes < 1:
+    if protocol.eval_episodes is not None and protocol.eval_episodes < 1:
         raise ConfigError(f"evaluation episodes must be >= 1, got {protocol.eval_episodes}")
     if protocol.oc_episodes < 0:
         raise ConfigError(f"protocol.oc_episodes must be >= 0, got {protocol.oc_episodes}")
+    if protocol.curve_episodes < 1:
+        raise ConfigError(f"protocol.curve_episodes must be >= 1, got {protocol.curve_episodes}")
     if protocol.curve_points < 1:
         raise ConfigError(f"protocol.curve_points must be >= 1, got {protocol.curve_points}")
 

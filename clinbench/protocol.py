@@ -52,18 +52,20 @@ _WORLD_RANGE = {
 
 @dataclass(frozen=True)
 class Protocol:
-    """Training budget (episodes), evaluation episodes, learning-curve points, and the
-    operating-characteristic episodes (played only for a family that declares
-    operating characteristics)."""
+    """Training budget (episodes), evaluation episodes, learning-curve points and the
+    validation episodes behind each, and the operating-characteristic episodes (played
+    only for a family that declares operating characteristics)."""
 
     train_episodes: int = 600
     eval_episodes: int = 10
     curve_points: int = 5
     oc_episodes: int = 0
+    #: validation episodes behind each learning-curve point
+    curve_episodes: int = 10
 
     def __post_init__(self) -> None:
         bad = self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1
-        if bad or self.oc_episodes < 0:
+        if bad or self.oc_episodes < 0 or self.curve_episodes < 1:
             raise ValueError(
                 f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1"
             )
@@ -247,7 +249,7 @@ class CellWorlds:
 
     def curve_evaluator(self, env: Env, agent: Any, protocol: Protocol) -> CurveEvaluator:
         """The learning curve's callback: the greedy mean score on the validation worlds."""
-        n = protocol.eval_episodes
+        n = protocol.curve_episodes
         return CurveEvaluator(
             lambda a: float(np.mean([e.score for e in self.play(env, a, VALIDATION, n)])),
             agent,

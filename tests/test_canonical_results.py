@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from clinbench.evaluation_key import PUBLIC
 from clinbench.sweep.cells import code_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,9 +57,16 @@ def test_canonical_run_is_the_default_protocol():
     assert manifest["grid"]["envs"] == ["recruitment", "trial_design"]
     assert manifest["protocol"] == {
         "train_episodes": 600,
-        "eval_episodes": 10,
+        "eval_episodes": None,
+        "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480},
+        "curve_episodes": 10,
         "curve_points": 5,
-        "oc_episodes": 200,
+        "oc_episodes": 6600,
+    }
+    assert manifest["evaluation"] == {
+        "mode": "public",
+        "commitment": PUBLIC.commitment,
+        "isolated_agents": False,
     }
 
 
@@ -69,7 +77,8 @@ def test_the_canonical_preset_describes_the_committed_run():
     preset = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "preset" / "canonical.yaml"))
     assert preset["agents"] == manifest["grid"]["agents"]
     assert preset["protocol"]["seeds"] == manifest["grid"]["seeds"]
-    assert {k: preset["protocol"][k] for k in manifest["protocol"]} == manifest["protocol"]
+    set_by_preset = {k: v for k, v in preset["protocol"].items() if k != "seeds"}
+    assert set_by_preset == {k: manifest["protocol"][k] for k in set_by_preset}
 
 
 @pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())

@@ -138,8 +138,22 @@ def test_every_preset_composes_and_validates(preset):
             load([f"preset={preset}"])
         pytest.skip(f"preset {preset} needs {missing}: {unavailable[missing[0]]}")
     cfg = load([f"preset={preset}"])
-    assert cfg.protocol.seeds and cfg.protocol.eval_episodes >= 1
+    assert cfg.protocol.seeds and all(cfg.protocol.evaluation_episodes(e) >= 1 for e in cfg.envs)
     assert expand(cfg), "the grid of a preset is never empty"
+
+
+def test_evaluation_episodes_are_each_familys_unless_the_protocol_sets_them():
+    from clinbench.env.registry import family
+
+    cfg = load(["preset=canonical", "agents=[heuristic]"])
+    assert cfg.protocol.eval_episodes is None
+    for cell in expand(cfg):
+        assert cell.protocol["eval_episodes"] == family(cell.env).evaluation_episodes
+    assert {family(e).evaluation_episodes for e in cfg.envs} == {40, 480}
+    fixed = load(["preset=canonical", "agents=[heuristic]", "protocol.eval_episodes=7"])
+    assert {c.protocol["eval_episodes"] for c in expand(fixed)} == {7}
+    with pytest.raises(ConfigError, match="curve_episodes"):
+        load(["protocol.curve_episodes=0"])
 
 
 def test_task_parameter_overrides_use_the_documented_syntax():

@@ -188,10 +188,10 @@ def test_the_curve_callback_plays_validation_worlds_only(monkeypatch):
 
     monkeypatch.setattr(protocol, "play_episode", spy)
     key = evaluation_key.fresh()
-    result = run_cell(TASKS[0], RECORDING, 3, Protocol(2, 4, 2), key=key)
+    result = run_cell(TASKS[0], RECORDING, 3, Protocol(2, 4, 2, curve_episodes=3), key=key)
     module.RECEIVED.clear()
     curve = [s for phase, s in played if phase == "curve"]
-    assert curve == validation_seeds(key, 3, 4)
+    assert curve == validation_seeds(key, 3, 3)  # curve_episodes, not eval_episodes
     assert not set(curve) & set(result.eval_seeds)
     assert [s for phase, s in played if phase == "after"] == result.eval_seeds
 

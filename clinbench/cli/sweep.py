@@ -269,9 +269,16 @@ def _announce(cfg: SweepConfig, key: evaluation_key.EvaluationKey) -> None:
     err_console.print(
         f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)}{every} x seeds "
         f"{' '.join(map(str, cfg.protocol.seeds))}; {cfg.protocol.train_episodes} training / "
-        f"{cfg.protocol.eval_episodes} evaluation episodes; backend {cfg.launcher.backend}; "
+        f"{_eval_episodes(cfg)} evaluation episodes; backend {cfg.launcher.backend}; "
         f"{key.mode.replace('_', '-')} evaluation key (commitment {key.commitment[:16]}...)"
     )
+
+
+def _eval_episodes(cfg: SweepConfig) -> str:
+    """``10``, or per family when the protocol leaves them to the families."""
+    if cfg.protocol.eval_episodes is not None:
+        return str(cfg.protocol.eval_episodes)
+    return ", ".join(f"{env} {cfg.protocol.evaluation_episodes(env)}" for env in cfg.envs)
 
 
 def _print_means(path: Path, cfg: SweepConfig) -> None:

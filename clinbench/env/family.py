@@ -80,6 +80,10 @@ class Family:
     #: module holding ``CHARTS``: chart name -> ``figure(ChartData, width)`` (its
     #: domain charts); empty when it has none
     charts: str = ""
+    #: evaluation episodes per cell when the protocol leaves them to the family
+    #: (``protocol.eval_episodes: null``): measured by ``experiments/sample_sizes.py`` so
+    #: that every non-learning agent's per-task mean has a 95 % half-width under 0.02
+    evaluation_episodes: int = 10
 
     def metric(self, name: str) -> Metric:
         for m in self.episode_metrics:

@@ -158,12 +158,15 @@ def expected_cost(cell: Cell) -> float:
 def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False) -> list[Cell]:
     """The seed x agent x task grid, in report order (task, agent, seed); an agent has
     cells only on the tasks of the families it plays; ``key`` derives their worlds."""
-    protocol = {
-        "train_episodes": cfg.protocol.train_episodes,
-        "eval_episodes": cfg.protocol.eval_episodes,
-        "curve_points": cfg.protocol.curve_points,
-        "oc_episodes": cfg.protocol.oc_episodes,
-    }
+    def protocol(env: str) -> dict[str, int]:
+        return {
+            "train_episodes": cfg.protocol.train_episodes,
+            "eval_episodes": cfg.protocol.evaluation_episodes(env),
+            "curve_points": cfg.protocol.curve_points,
+            "curve_episodes": cfg.protocol.curve_episodes,
+            "oc_episodes": cfg.protocol.oc_episodes,
+        }
+
     from clinbench.agents.registry import agent_entry, family_parameters
 
     refs = {a: cfg.agent_refs.get(a, a) for a in cfg.agents}
@@ -184,7 +187,7 @@ def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False)
             seed,
             family_parameters(entries[agent], cfg.task_envs[task], cfg.agent_params[agent]),
             cfg.env_overrides[task],
-            protocol,
+            protocol(cfg.task_envs[task]),
             code_id(cfg.task_envs[task]),
             refs[agent],
             entries[agent].code,

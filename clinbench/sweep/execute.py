@@ -292,7 +292,11 @@ def run_sweep(
             protocol={
                 "train_episodes": cfg.protocol.train_episodes,
                 "eval_episodes": cfg.protocol.eval_episodes,
+                "eval_episodes_by_family": {
+                    env: cfg.protocol.evaluation_episodes(env) for env in cfg.envs
+                },
                 "curve_points": cfg.protocol.curve_points,
+                "curve_episodes": cfg.protocol.curve_episodes,
                 "oc_episodes": cfg.protocol.oc_episodes,
             },
             evaluation={**key.about(), "isolated_agents": isolate},

@@ -73,4 +73,7 @@ FAMILY = Family(
     progress_label="net enrolled",
     references="clinbench.references.recruitment_scores",
     charts="clinbench.env.recruitment.charts",
+    # experiments/sample_sizes.py on the canonical run: 30 for the heuristic on
+    # hard_bench, the widest of the non-learning agents; rounded up
+    evaluation_episodes=40,
 )

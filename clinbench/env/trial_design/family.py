@@ -93,4 +93,7 @@ FAMILY = Family(
     progress_label="patients enrolled",
     references="clinbench.references.trial_design_scores",
     charts="clinbench.env.trial_design.charts",
+    # experiments/sample_sizes.py on the canonical run: 435 for the heuristic on
+    # rare_disease, 473 for klong on efficacy_safety; rounded up
+    evaluation_episodes=480,
 )
