@@ -23,11 +23,11 @@ import io
 import os
 import pickle
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -88,6 +88,25 @@ class _Wire:
         self.sent.clear()
 
 
+_HEADER = struct.Struct("<Q")
+
+
+def send_frame(sock: socket.socket, payload: bytes) -> None:
+    """One length-prefixed frame, in one system call."""
+    sock.sendall(_HEADER.pack(len(payload)) + payload)
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    """The next frame (``EOFError`` when the other side has gone)."""
+    data = sock.recv(1 << 16)
+    while len(data) < _HEADER.size or len(data) < _HEADER.size + _HEADER.unpack_from(data)[0]:
+        more = sock.recv(1 << 20)
+        if not more:
+            raise EOFError("the other side closed the socket")
+        data += more
+    return data[_HEADER.size :]
+
+
 class IsolatedAgentError(RuntimeError):
     """The agent's process failed or died (its error is in the message)."""
 
@@ -116,7 +135,7 @@ class IsolatedAgent:
             stdin=subprocess.DEVNULL,
         )
         theirs.close()
-        self._conn = Connection(ours.detach())
+        self._sock = ours
         self._wire = _Wire()
         # plugin files are imported under a module name of their path's hash: the
         # child imports the same files the same way before it unpickles the agent
@@ -129,8 +148,8 @@ class IsolatedAgent:
 
     def _call(self, op: str, arg: Any = None) -> Any:
         try:
-            self._conn.send_bytes(self._wire.dumps((op, arg)))
-            status, value = self._conn.recv()
+            send_frame(self._sock, self._wire.dumps((op, arg)))
+            status, value = pickle.loads(recv_frame(self._sock))
         except (EOFError, OSError) as exc:
             code = self._proc.poll()
             raise IsolatedAgentError(
@@ -152,9 +171,9 @@ class IsolatedAgent:
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._conn.send(("close", None))
+            send_frame(self._sock, pickle.dumps(("close", None)))
         with contextlib.suppress(Exception):
-            self._conn.close()
+            self._sock.close()
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -176,14 +195,14 @@ def player(agent: Any, isolate: bool) -> Iterator[Any]:
         proxy.close()
 
 
-def _serve(conn: Connection) -> None:
+def _serve(sock: socket.socket) -> None:
     """The child's loop: load the agent, then answer reset / act / episode_stats."""
     import traceback
 
     agent = None
     while True:
         try:
-            op, arg = conn.recv()
+            op, arg = pickle.loads(recv_frame(sock))
         except EOFError:
             return
         if op == "close":
@@ -207,13 +226,13 @@ def _serve(conn: Connection) -> None:
             else:
                 raise ValueError(f"unknown request {op!r}")
         except Exception:  # noqa: BLE001 - reported to the harness, which raises
-            conn.send(("error", traceback.format_exc()))
+            send_frame(sock, pickle.dumps(("error", traceback.format_exc())))
         else:
-            conn.send(("ok", value))
+            send_frame(sock, pickle.dumps(("ok", value), pickle.HIGHEST_PROTOCOL))
 
 
 if __name__ == "__main__":
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        _serve(Connection(int(sys.argv[1])))
+        _serve(socket.socket(fileno=int(sys.argv[1])))

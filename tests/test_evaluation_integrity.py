@@ -412,3 +412,14 @@ def test_cell_worlds_are_the_protocols():
     )
     rng = cell.training_stream()
     assert isinstance(rng, np.random.Generator)
+
+
+@pytest.mark.parametrize("env_id", TASKS)
+def test_an_unseeded_native_reset_reports_no_seed(env_id):
+    from clinbench.env import make
+
+    env = make(env_id)
+    _, info = env.reset()
+    assert info["seed"] is None
+    _, info = env.reset(seed=1234)
+    assert info["seed"] == 1234  # the caller's own seed, echoed

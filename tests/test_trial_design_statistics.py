@@ -161,15 +161,15 @@ def test_spent_alpha_is_tracked_and_all_of_it_goes_by_the_last_look():
 
 
 def test_looks_without_new_information_return_inf_and_change_nothing():
-    reference = boundaries([0.3, 0.6, 1.0])
+    reference = boundaries([0.3, 0.6, 1.4])
     boundary = SpendingBoundary()
     got = [boundary.look(0.0), boundary.look(1e-4)]  # nothing to spend this early
     got.append(boundary.look(0.3))
     got.append(boundary.look(0.3))  # a repeated look
     got.append(boundary.look(0.6))
     got.append(boundary.look(0.6 - 1e-14))  # rounding noise is not a decrease
-    got.append(boundary.look(1.4))  # above 1 counts as 1: spends the rest
-    got.append(boundary.look(1.0))
+    got.append(boundary.look(1.4))  # past the maximum: spends the rest at t = 1.4
+    got.append(boundary.look(1.4))
     got.append(boundary.look(2.0))  # everything spent
     assert got[:2] == [math.inf, math.inf]
     assert got[3] == got[5] == got[7] == got[8] == math.inf

@@ -60,7 +60,7 @@ def test_report_uses_each_familys_references_and_versions(both):
     rep = both[2]
     p = rep["protocol"]
     assert p["task_envs"] == {"easy_bench": "recruitment", "effective_drug": "trial_design"}
-    assert p["task_version"] == {"recruitment": 2, "trial_design": 1}
+    assert p["task_version"] == {"recruitment": 2, "trial_design": 2}
     from clinbench.references.recruitment_scores import REFERENCE_SCORES as R
     from clinbench.references.trial_design_scores import REFERENCE_SCORES as T
 

@@ -11,9 +11,10 @@ Statistics (all analytic, see :mod:`clinbench.env.trial_design.statistics`): per
 a Mantel-Haenszel z against control stratified by cohort (valid whatever the cohorts'
 response levels and the allocation, so shifting allocation over time cannot fake an
 effect), its information fraction ``sum_c n_arm n_ctl / (n_arm + n_ctl)`` over the
-planned ``planned_per_arm / 2``, a Lan-DeMets O'Brien-Fleming-type boundary per arm at
-``alpha / 3`` (Bonferroni), Beta posteriors, the predictive probability of success and
-Bayesian safety monitoring.
+planned ``planned_per_arm / 2`` (not capped: over-running spends on the information
+reached), a Lan-DeMets O'Brien-Fleming-type boundary per arm at ``alpha / 3``
+(Bonferroni), a crossing confirmed by the stratified exact conditional test, Beta
+posteriors, the predictive probability of success and Bayesian safety monitoring.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ N_ARMS, N_DOSES = len(ARMS), len(DOSE_ARMS)
 #: a hit returns what the computation would. Cleared when it grows past the bound.
 _BOUNDARY_MEMO: dict[tuple[float, tuple[float, ...]], tuple[float, st.SpendingBoundary]] = {}
 _MEMO_LIMIT = 200_000
+#: The exact test's null distribution before any stratum (read-only, shared).
+_POINT_MASS = np.ones(1)
+_POINT_MASS.flags.writeable = False
 
 
 class ArmBoundary:
@@ -130,6 +134,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         only the patients from ``seed``.
         """
         seed, fixed = reset_arguments(seed, options)
+        given = seed  # an unseeded reset reports no seed: the world's stays inside
         if seed is None:
             if self._root_seq is None:
                 self._root_seq = np.random.SeedSequence()
@@ -149,6 +154,11 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         self._mh_num = [0.0] * N_DOSES
         self._mh_var = [0.0] * N_DOSES
         self._mh_w = [0.0] * N_DOSES
+        # the exact test's strata (n_arm, n_ctl, responders), the arm's responders in
+        # them, and their null distribution so far (strata convolved, first value, pmf)
+        self._strata: list[list[tuple[int, int, int]]] = [[] for _ in DOSE_ARMS]
+        self._arm_x = [0] * N_DOSES
+        self._exact = [(0, 0, _POINT_MASS)] * N_DOSES
         self._bounds = [ArmBoundary(self._alpha_arm, self._boundary0) for _ in DOSE_ARMS]
         self._boundary = [math.inf] * N_DOSES
         self._n_unsafe = 0
@@ -163,7 +173,7 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         if self._obs0 is None:  # the first look shows no data: the same in every world
             self._obs0 = self._observe()
         self._obs = self._obs0
-        return self._obs, {"seed": seed, "fixed_world": fixed, "error": None}
+        return self._obs, {"seed": given, "fixed_world": fixed, "error": None}
 
     def step(
         self, action: TrialAction | dict[str, Any]
@@ -312,7 +322,8 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         return f"enrolled {n}"
 
     def _mantel_haenszel(self, m: list[int], x: list[int]) -> None:
-        """Add this cohort's 2x2 tables (each dose arm vs control) to the MH sums."""
+        """Add this cohort's 2x2 tables (each dose arm vs control) to the MH sums and to
+        the exact test's strata."""
         n0, x0 = m[0], x[0]
         if n0 == 0:
             return
@@ -321,18 +332,25 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
             if n1 == 0:
                 continue
             big_n, tot = n1 + n0, x1 + x0
+            self._strata[j].append((n1, n0, tot))
+            self._arm_x[j] += x1
             self._mh_w[j] += n1 * n0 / big_n
             self._mh_num[j] += x1 - n1 * tot / big_n
             if big_n > 1:
                 self._mh_var[j] += n1 * n0 * tot * (big_n - tot) / (big_n * big_n * (big_n - 1))
 
     def _update_boundaries(self) -> None:
-        """This look's boundary of every active dose arm that gained information."""
+        """This look's boundary of every active dose arm that gained information.
+
+        The information fraction is not capped at 1: the first look at or past the
+        planned maximum is the arm's final analysis and spends the alpha left at the
+        information actually reached (:meth:`statistics.SpendingBoundary.look`).
+        """
         t = [w / self._info_max for w in self._mh_w]
         active = self._active.tolist()
         for j in range(N_DOSES):
             b = self._bounds[j]
-            tj = min(round(t[j], 12), 1.0)
+            tj = round(t[j], 12)
             if active[j + 1] and tj > b.information_fraction:
                 self._boundary[j] = float(b.look(tj))
             else:
@@ -348,6 +366,36 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
             active[i] and n[i] >= p.safety_min_n and toxic[i] > p.safety_prob
             for i in range(1, N_ARMS)
         )
+
+    def _exact_p(self, j: int) -> float:
+        """Dose ``j``'s one-sided mid-p value of the stratified exact conditional test
+        (strata added since the last call are convolved in; most looks never ask)."""
+        done, first, pmf = self._exact[j]
+        strata = self._strata[j]
+        if done < len(strata):
+            first, pmf = st.null_distribution(strata[done:], (first, pmf))
+            self._exact[j] = (len(strata), first, pmf)
+        return st.upper_tail(first, pmf, self._arm_x[j], mid=True)
+
+    def _crosses(self, j: int, z: float, b: float) -> bool:
+        """The claim rule: the MH z reaches the boundary and the stratified exact
+        conditional test confirms it, its mid-p value at most the boundary's nominal
+        level ``Phi(-b)``.
+
+        Why: the normal approximation alone has a heavy upper tail when a dose is small
+        next to control within cohorts (one cohort of 5 on the dose and 70 on control at
+        a rate of 0.1: 3.7 times the nominal level at b = 2.4; legal plans reached a
+        familywise 6.6 % at a nominal 2.5 %). The conditional test's null distribution
+        is exact for any allocation. Mid-p, not the exact p-value: over one 2 x 2 table
+        with 2-100 patients per arm, rates 0.05-0.5 and b from 2 to 4.3, the rule's size
+        is at most 1.09 times nominal (the z alone: up to 1,600 times), while the exact
+        p-value's discreteness holds it at most 0.78 times and cost the heuristic
+        0.009-0.034 of score in power (``docs/environments.md`` II.4). Computed only
+        when the z crosses (about 20 us), so a look costs almost nothing more.
+        """
+        if not (z >= b and b < math.inf):
+            return False
+        return self._exact_p(j) <= 0.5 * math.erfc(b / math.sqrt(2.0))
 
     def _end(self, reason: str) -> None:
         self._done = True
@@ -375,8 +423,8 @@ class TrialDesignEnv(Env[Observation, TrialAction]):
         b = self._boundary
         active = self._active.tolist()
         crossed = [
-            on and zj >= bj and bj < math.inf
-            for on, zj, bj in zip(active[1:], z, b, strict=True)
+            on and self._crosses(j, zj, bj)
+            for j, (on, zj, bj) in enumerate(zip(active[1:], z, b, strict=True))
         ]
         pp = st.predictive_probabilities(z, t, self._final_c)
         cost1, weeks1 = self._cohort_cost(1, 0.0)
