@@ -1,22 +1,33 @@
 """Normalisation references per task (generated: do not edit by hand).
 
-Regenerate with ``python experiments/compute_reference_scores.py``; the means are
-over world seeds 100000..100099 (100 seeds).
+Regenerate with ``python experiments/compute_reference_scores.py``. Each reference
+is a policy's mean score over world seeds 100000..100999 (1000 worlds),
+with its standard error (``<policy>_se``) and the number of worlds (``worlds``):
+0 on the normalised scale is random's mean on these worlds, 1 the planner's.
 """
 
-TASK_VERSION = 1
+TASK_VERSION = 2
 
 REFERENCE_SCORES: dict[str, dict[str, float]] = {
     'effective_drug': {
-        'random': 0.1381391201646078,
-        'reference_planner': 0.7486112499999998,
+        'random': 0.15875755994439789,
+        'reference_planner': 0.7467451250000001,
+        'random_se': 0.008590238230405991,
+        'reference_planner_se': 0.004904345844505859,
+        'worlds': 1000,
     },
     'efficacy_safety': {
-        'random': 0.09697325058606517,
-        'reference_planner': 0.7542977924701562,
+        'random': 0.08865003379424016,
+        'reference_planner': 0.7215891673094582,
+        'random_se': 0.006621055823988442,
+        'reference_planner_se': 0.007027168419684478,
+        'worlds': 1000,
     },
     'rare_disease': {
-        'random': 0.1513653347892655,
-        'reference_planner': 0.4186533333333333,
+        'random': 0.09861120370396782,
+        'reference_planner': 0.40032999999999996,
+        'random_se': 0.007079043195610646,
+        'reference_planner_se': 0.011883757538661,
+        'worlds': 1000,
     },
 }
