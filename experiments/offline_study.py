@@ -6,10 +6,9 @@
 Datasets are regenerated from their seeds into ``data/datasets/`` (not committed); the
 sweeps write ``data/offline_study/<family>/`` (cell files, tidy CSVs, report, charts)
 and the ablations ``data/offline_study/ablations/<name>/``. Every sweep is the canonical
-protocol (seeds 1 7 21 42 123, each family's evaluation episodes) but with 200
-operating-characteristic episodes per cell rather than the canonical run's 6,600 (the
-study has several hundred trial cells; its per-policy type-I intervals are wide and it
-makes no claim of a rate below alpha), with the online references heuristic, random and
+protocol (seeds 1 7 21 42 123, 200 operating-characteristic episodes per cell, each
+family's evaluation episodes except on dose finding: 100 rather than 480, since that
+study has several hundred cells), with the online references heuristic, random and
 memexrl beside the offline agents, so offline agents, their behaviour policies and the
 online learner sit in one report.
 """
@@ -85,7 +84,10 @@ ABLATIONS = {
     ),
     "iql, expectile 0.5": ("iql_expectile05", "iql", "agent.iql.expectile=0.5"),
 }
-PROTOCOL = ["preset=canonical", "protocol.oc_episodes=200", "--quiet"]
+PROTOCOL = ["preset=canonical", "--quiet"]
+#: the dose-finding study has several hundred cells: 100 evaluation episodes each rather
+#: than the family's 480 keep its committed cell files small (wider per-task intervals)
+EVAL_EPISODES = {"trial_design": ["protocol.eval_episodes=100"]}
 
 
 def cli(*args: str) -> None:
@@ -123,6 +125,7 @@ def sweep(study: str, fresh: bool) -> None:
     cli(
         "sweep",
         *PROTOCOL,
+        *EVAL_EPISODES.get(family, []),
         f"env={family}",
         *tasks,
         "--agents",
@@ -146,6 +149,7 @@ def ablation(label: str, family: str, fresh: bool) -> None:
     cli(
         "sweep",
         *PROTOCOL,
+        *EVAL_EPISODES.get(family, []),
         f"env={family}",
         *STUDIES[family].sweep_args,
         "--agents",

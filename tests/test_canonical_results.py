@@ -61,7 +61,7 @@ def test_canonical_run_is_the_default_protocol():
         "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480},
         "curve_episodes": 10,
         "curve_points": 5,
-        "oc_episodes": 6600,
+        "oc_episodes": 200,
     }
     assert manifest["evaluation"] == {
         "mode": "public",

@@ -230,7 +230,7 @@ def run_sweep(
                 stream = Parallel(n_jobs=used_jobs, return_as="generator_unordered")(tasks)
                 try:
                     for record in stream:
-                        write_json_atomic(cell_path(runs, record["hash"]), record)
+                        write_json_atomic(cell_path(runs, record["hash"]), record, compact=True)
                         records[record["hash"]] = record
                         outcome.ran += 1
                         if record["status"] == "failed":

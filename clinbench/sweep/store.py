@@ -22,13 +22,18 @@ def cell_path(runs: Path, cell_hash: str) -> Path:
     return runs / f"{cell_hash}.json"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write to a temporary file in the same folder, then ``os.replace`` it into place."""
+def write_json_atomic(path: Path, data: Any, compact: bool = False) -> None:
+    """Write to a temporary file in the same folder, then ``os.replace`` it into place.
+
+    ``compact``: no indentation (cell files: hundreds of episodes each, committed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
+            if compact:
+                json.dump(data, f, separators=(",", ":"), sort_keys=True)
+            else:
+                json.dump(data, f, indent=1, sort_keys=True)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
