@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import yaml
 from scipy import stats as sps
+from shared_helpers import synthetic_manifest
 from typer.testing import CliRunner
 
 from clinbench.cli.app import app
@@ -84,8 +85,8 @@ def write_results(
                 }
                 (runs / f"{h}.json").write_text(json.dumps(record))
     envs = list(dict.fromkeys(ENV_OF[t] for t in tasks))
-    manifest = {
-        "grid": {
+    manifest = synthetic_manifest(
+        {
             "env": envs[0] if len(envs) == 1 else "all",
             "envs": envs,
             "tasks": tasks,
@@ -93,20 +94,8 @@ def write_results(
             "agents": list(per_agent),
             "seeds": seeds,
         },
-        "cells": cells,
-        "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
-        "code": "test",
-        "clinbench_version": "test",
-        "config_hash": "test",
-        "git": {"sha": None, "dirty": False},
-        "machine": {"machine": "test", "cores": 1, "python": "3"},
-        "backend": "sequential",
-        "jobs": 1,
-        "libraries": {},
-        "started": "-",
-        "finished": "-",
-        "wall_seconds": 0.0,
-    }
+        cells,
+    )
     (folder / "manifest.json").write_text(json.dumps(manifest))
     if report_config is not None:
         (folder / "config.yaml").write_text(yaml.safe_dump({"report": report_config}))

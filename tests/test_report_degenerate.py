@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from shared_helpers import synthetic_manifest
 from typer.testing import CliRunner
 
 from clinbench.charts import figures
@@ -74,22 +75,9 @@ def write_results(folder: Path, scores: dict[tuple[str, str, int], list], seeds:
                 }
                 # json.dumps writes NaN and Infinity as a hand-edited file could hold them
                 (runs / f"{h}.json").write_text(json.dumps(record))
-    manifest = {
-        "grid": {"env": "recruitment", "tasks": tasks, "agents": agents, "seeds": seeds},
-        "cells": cells,
-        "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
-        "code": "test",
-        "clinbench_version": "test",
-        "config_hash": "test",
-        "git": {"sha": None, "dirty": False},
-        "machine": {"machine": "test", "cores": 1, "python": "3"},
-        "backend": "sequential",
-        "jobs": 1,
-        "libraries": {},
-        "started": "-",
-        "finished": "-",
-        "wall_seconds": 0.0,
-    }
+    manifest = synthetic_manifest(
+        {"env": "recruitment", "tasks": tasks, "agents": agents, "seeds": seeds}, cells
+    )
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder
 

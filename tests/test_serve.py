@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_helpers import same
 from typer.testing import CliRunner
 
 from clinbench.agents.context import AgentContext
@@ -34,28 +35,6 @@ needs_serve = pytest.mark.skipif(
 HARD = "recruitment/hard_bench"
 TRIAL = "trial_design/efficacy_safety"
 runner = CliRunner(env={"COLUMNS": "200"})
-
-
-def same(a, b) -> bool:
-    """Equal values of the same types, arrays by dtype, shape and bits."""
-    if isinstance(a, np.ndarray):
-        return (
-            isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-        )
-    if type(a) is not type(b):
-        return False
-    if dataclasses.is_dataclass(a):
-        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, float) and np.isnan(a):
-        return bool(np.isnan(b))
-    return a == b
 
 
 def random_macro(rng: np.random.Generator, mask) -> int:

@@ -30,6 +30,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from shared_helpers import same
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.registry import make_agent
@@ -47,28 +48,6 @@ TRIAL = "trial_design/effective_drug"
 TRIALS = ["trial_design/effective_drug", "trial_design/efficacy_safety"]
 EASY = "recruitment/easy_bench"
 HUGE = 10**400  # an int beyond float range: float(HUGE) raises OverflowError
-
-
-def same(a, b) -> bool:
-    """Equal values of the same types (arrays by dtype, shape and bits)."""
-    if isinstance(a, np.ndarray):
-        return (
-            isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-        )
-    if type(a) is not type(b):
-        return False
-    if dataclasses.is_dataclass(a):
-        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)
-    return a == b
 
 
 # =========================================================================== trial_design

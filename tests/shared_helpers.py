@@ -1,0 +1,51 @@
+"""Helpers several test files share (importable: the tests folder is on ``sys.path``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal values of the same types, arrays by dtype, shape and bits."""
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.tobytes() == b.tobytes()
+        )
+    if type(a) is not type(b):
+        return False
+    if dataclasses.is_dataclass(a):
+        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and np.isnan(a):
+        return bool(np.isnan(b))
+    return a == b
+
+
+def synthetic_manifest(grid: dict[str, Any], cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """The manifest of a hand-made results folder (report tests): ``grid`` and ``cells``
+    as given, provenance fields filled with placeholders."""
+    return {
+        "grid": grid,
+        "cells": cells,
+        "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
+        "code": "test",
+        "clinbench_version": "test",
+        "config_hash": "test",
+        "git": {"sha": None, "dirty": False},
+        "machine": {"machine": "test", "cores": 1, "python": "3"},
+        "backend": "sequential",
+        "jobs": 1,
+        "libraries": {},
+        "started": "-",
+        "finished": "-",
+        "wall_seconds": 0.0,
+    }
