@@ -51,8 +51,6 @@ def test_canonical_run_is_the_default_protocol():
         "klong",
         "memexrl",
         "fixed_design",
-        "ppo",
-        "maskable_ppo",
     ]
     assert manifest["grid"]["envs"] == ["recruitment", "trial_design"]
     assert manifest["protocol"] == {
