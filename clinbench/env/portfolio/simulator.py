@@ -1,0 +1,211 @@
+"""The online development task: one program, one decision every six months.
+
+``reset(seed)`` draws the universe of ``seed`` and its program 0 (from the task's start
+window); each step starts a portfolio (or stops the program), then time passes to the
+next decision date and readouts, filings and reviews happen as the world says. After
+the last decision (or a stop) every pending readout and review is played out. The
+per-step reward is the change of the score (``score``), so the return equals it.
+
+An invalid action changes nothing: no trial, no cost, no time (``info["error"]`` and
+``info["message"]`` say why, and the same observation comes back). So that a policy
+repeating one cannot run forever, ``max_invalid`` invalid actions in a row end the
+episode as it stands (``terminated_by="invalid_actions"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from clinbench.env.base import Env, EnvSpec, reset_arguments
+from clinbench.env.portfolio.actions import (
+    ErrorCode,
+    PortfolioAction,
+    Refusal,
+    as_action,
+    parse_portfolio,
+)
+from clinbench.env.portfolio.macro import PortfolioMacros, catalogue_index
+from clinbench.env.portfolio.observation import IndicationView, Observation, TrialView
+from clinbench.env.portfolio.params import TASK_VERSION, PortfolioParams
+from clinbench.env.portfolio.score import score_parts
+from clinbench.env.portfolio.sponsor import regime_seen
+from clinbench.env.portfolio.state import ProgramState
+from clinbench.env.portfolio.trials import TrialDesign, trial_cost
+from clinbench.env.portfolio.world import Program, draw_program, draw_universe
+
+FAMILY_NAME = "portfolio"
+
+
+class PortfolioEnv(Env[Observation, Any]):
+    """One portfolio task; ``reset(seed)`` draws the program of ``seed``."""
+
+    def __init__(self, params: PortfolioParams, spec: EnvSpec | None = None):
+        self.params = params
+        self.spec = spec or EnvSpec(FAMILY_NAME, params.name, TASK_VERSION, params,
+                                    params.description)
+        self.macro_space = PortfolioMacros(params)
+        self._state: ProgramState | None = None
+        self._done = True
+        self._root_seq: np.random.SeedSequence | None = None
+
+    # ------------------------------------------------------------------ API
+    @property
+    def world(self) -> Program:
+        """The hidden truth (for the reference planner and tests; never for agents)."""
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state.program
+
+    @property
+    def state(self) -> ProgramState:
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        """Draw the program of ``seed``. ``options={"fixed_world": True}`` keeps the
+        program of seed 0 and draws only its trials' luck from ``seed``."""
+        seed, fixed = reset_arguments(seed, options)
+        given = seed
+        if seed is None:
+            if self._root_seq is None:
+                self._root_seq = np.random.SeedSequence()
+            seed = int(self._root_seq.spawn(1)[0].generate_state(1)[0])
+        if fixed:
+            program = draw_program(draw_universe(self.params, 0), 0, luck_seed=seed)
+        else:
+            program = draw_program(draw_universe(self.params, seed), 0)
+        self._state = ProgramState(program)
+        self._decision = 0
+        self._steps = 0
+        self._invalid = 0
+        self._score = 0.0
+        self._done = False
+        self._terminated_by: str | None = None
+        self._obs = self._observe(None)
+        return self._obs, {"seed": given, "fixed_world": fixed, "error": None}
+
+    def step(self, action: Any) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the episode is over (or was never started): call reset()")
+        self._steps += 1
+        info: dict[str, Any] = {"decision": self._decision, "error": None, "message": None,
+                                "outcome": None}
+        checked = self._check(action)
+        if isinstance(checked, Refusal):
+            info["error"], info["message"] = checked.code.value, checked.message
+            self._invalid += 1
+            if self._invalid < self.params.max_invalid:
+                return self._obs, 0.0, False, False, info
+            self._end("invalid_actions")
+        else:
+            self._invalid = 0
+            action, designs = checked
+            if action.stop:
+                self._end("stop")
+            else:
+                started = self.state.start(designs)
+                info["outcome"] = {"started": [t.id for t in started]}
+                self._decision += 1
+                if self._decision >= self.params.horizon:
+                    self._end("horizon")
+                else:
+                    self.state.advance(self.state.program.start_month
+                                       + self._decision * self.params.decision_months)
+        parts = score_parts(self.state)
+        reward = parts["score"] - self._score
+        self._score = parts["score"]
+        self._obs = self._observe(info["error"])
+        if self._done:
+            info.update(self._final_info(parts))
+        return self._obs, float(reward), self._done, False, info
+
+    # ------------------------------------------------------------------ internals
+    def _check(self, action: Any) -> tuple[PortfolioAction, tuple[TrialDesign, ...]] | Refusal:
+        """The action and its designs if it can be played now, else why not."""
+        a = as_action(action)
+        if isinstance(a, Refusal):
+            return a
+        designs = parse_portfolio(a, self._obs.indication_keys, self.params.portfolio_cap)
+        if isinstance(designs, Refusal):
+            return designs
+        for d in designs:
+            error = self.state.design_error(d)
+            if error is not None:
+                return Refusal(ErrorCode(error), f"{d.label}: {error.replace('_', ' ')}")
+        cost = sum(trial_cost(self.params, d) for d in designs)
+        if cost > self.state.cash + 1e-9:
+            return Refusal(ErrorCode.OVER_BUDGET,
+                           f"the portfolio costs {cost:.1f} $M; cash is {self.state.cash:.1f} $M")
+        return a, designs
+
+    def _end(self, reason: str) -> None:
+        self.state.finish()
+        self._done = True
+        self._terminated_by = reason
+
+    def _final_info(self, parts: dict[str, float]) -> dict[str, Any]:
+        trials = self.state.trials
+        return {
+            "score": parts["score"],
+            "score_parts": parts,
+            "terminated_by": self._terminated_by,
+            "steps": self._steps,
+            "approvals": parts["approvals"],
+            "npv": parts["npv"],
+            "trials_started": float(len(trials)),
+            "phase3_started": float(sum(t.design.phase == 3 for t in trials)),
+            "any_approval": float(parts["approvals"] > 0),
+        }
+
+    def _observe(self, error: str | None) -> Observation:
+        s, p = self.state, self.params
+        month = s.month
+        seen = regime_seen(s)
+        views = []
+        for ind in s.program.indications:
+            own = sorted((t for t in s.trials if t.design.indication == ind.key
+                          and t.read_out(month)), key=lambda t: t.outcome.readout_month)
+            last = own[-1] if own else None
+            views.append(IndicationView(
+                key=ind.key, tumour=ind.tumour, line=ind.line, patients=ind.patients,
+                value=ind.value, earned=s.earned(ind.key),
+                tried=tuple(sorted({t.design.phase for t in s.trials
+                                    if t.design.indication == ind.key})),
+                running=any(t.design.indication == ind.key and not t.read_out(month)
+                            for t in s.trials),
+                last_phase=last.design.phase if last else 0,
+                last_estimate=last.outcome.estimate if last else None,
+                last_success=bool(last.outcome.success) if last else False,
+                filed=s.filed(ind.key), approved=s.approved(ind.key),
+                new_standard=ind.key in seen,
+            ))
+        trials = tuple(
+            TrialView(
+                id=t.id, indication=t.design.indication, phase=t.design.phase,
+                randomised=t.design.randomised, biomarker=t.design.biomarker,
+                combination=t.design.combination, start=t.start_month,
+                readout=t.outcome.readout_month, cost=t.cost, read_out=t.read_out(month),
+                estimate=t.outcome.estimate if t.read_out(month) else None,
+                success=t.outcome.success if t.read_out(month) else None,
+            )
+            for t in s.trials
+        )
+        keys = tuple(v.key for v in views)
+        mask = [False] * len(catalogue_index(keys))
+        if not self._done:
+            for d, k in catalogue_index(keys).items():
+                mask[k] = s.design_error(d) is None and trial_cost(p, d) <= s.cash + 1e-9
+        prog = s.program
+        return Observation(
+            task_id=self.spec.id, program_id=prog.id, drug_class=prog.drug_class,
+            modality=prog.modality, biomarker=prog.biomarker, sponsor_size=prog.sponsor.size,
+            decision=self._decision, max_decisions=p.horizon, month=month, cash=s.cash,
+            budget=s.budget, portfolio_cap=p.portfolio_cap, indications=tuple(views),
+            trials=trials, catalogue_mask=tuple(mask), records=s.visible_records(),
+            approvals=int(s.value_parts()["approvals"]), last_error=error,
+        )
