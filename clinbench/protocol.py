@@ -30,6 +30,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from clinbench.agents.context import AgentContext
+from clinbench.agents.core.budget import StepBudget
 from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
 from clinbench.agents.registry import make_agent
 from clinbench.env.base import Env
@@ -41,33 +42,39 @@ from clinbench.evaluation_key import PUBLIC, EvaluationKey
 #: worlds (the learning curve's) from [2**30, 2**31), training worlds from [2**31, 2**32):
 #: the three never meet.
 VALIDATION_SEED_LOW = 2**30
-#: Purposes of the worlds a harness scores an agent on (each with its acting seeds).
+#: Purposes of the worlds a harness scores an agent on (each with its acting seeds);
+#: NULL worlds are played with the family's ``null_world_overrides`` (type-I error).
 EVALUATION, VALIDATION, CHARACTERISTICS = "evaluation", "validation", "characteristics"
+NULL = "null"
 _WORLD_RANGE = {
     EVALUATION: (0, VALIDATION_SEED_LOW),
     CHARACTERISTICS: (0, VALIDATION_SEED_LOW),
+    NULL: (0, VALIDATION_SEED_LOW),
     VALIDATION: (VALIDATION_SEED_LOW, TRAIN_SEED_LOW),
 }
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """Training budget (episodes), evaluation episodes, learning-curve points and the
-    validation episodes behind each, and the operating-characteristic episodes (played
-    only for a family that declares operating characteristics)."""
+    """Training budget (environment steps), evaluation episodes, learning-curve points
+    and the validation episodes behind each, the operating-characteristic episodes and
+    the null-world episodes (both played only for a family that declares them)."""
 
-    train_episodes: int = 600
+    train_steps: int = 0
     eval_episodes: int = 10
-    curve_points: int = 5
+    curve_points: int = 21
     oc_episodes: int = 0
     #: validation episodes behind each learning-curve point
-    curve_episodes: int = 10
+    curve_episodes: int = 5
+    #: null worlds per cell (each trained policy's own type-I error)
+    null_episodes: int = 0
 
     def __post_init__(self) -> None:
-        bad = self.train_episodes < 0 or self.eval_episodes < 1 or self.curve_points < 1
-        if bad or self.oc_episodes < 0 or self.curve_episodes < 1:
+        bad = self.train_steps < 0 or self.eval_episodes < 1 or self.curve_points < 1
+        if bad or self.oc_episodes < 0 or self.curve_episodes < 1 or self.null_episodes < 0:
             raise ValueError(
-                f"invalid protocol {self}: episodes must be >= 0, eval >= 1, points >= 1"
+                f"invalid protocol {self}: steps and episodes must be >= 0, eval >= 1, "
+                "points >= 1"
             )
 
 
@@ -116,17 +123,20 @@ def training_stream(
 
 
 class TrainingEnv:
-    """A native environment that plays training worlds only.
+    """A native environment that plays training worlds only, within the cell's budget.
 
     ``reset(seed=s)`` requires ``s`` in ``[2**31, 2**32)`` (the evaluation worlds are
     below), so a learning agent cannot train on the worlds it is scored on by accident.
-    ``step``, ``spec`` and ``macro_space`` are the native environment's own.
+    Every step is counted in ``budget`` (shared by every training environment of the
+    cell), and a step past the budget is refused. ``spec`` and ``macro_space`` are the
+    native environment's own.
     """
 
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, budget: StepBudget | None = None):
         self._native = env
         self.spec, self.macro_space = env.spec, env.macro_space
-        self.step = env.step  # bound directly: no per-step overhead
+        self.budget = budget if budget is not None else StepBudget()
+        self._step, self._spend = env.step, self.budget.spend
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is None or not TRAIN_SEED_LOW <= int(seed) < TRAIN_SEED_HIGH:
@@ -134,7 +144,12 @@ class TrainingEnv:
                 f"training environments play training worlds only: seed must be in "
                 f"[{TRAIN_SEED_LOW}, {TRAIN_SEED_HIGH}), got {seed!r}"
             )
+        self.budget.episodes += 1
         return self._native.reset(seed=seed, options=options)
+
+    def step(self, action: Any):
+        self._spend()
+        return self._step(action)
 
 
 def make_env(
@@ -149,13 +164,25 @@ def make_env(
     return make(env_id, **(overrides or {}))
 
 
-def training_env_factory(env_id: str, remote: str | None = None, **overrides: Any):
-    """``make_env()`` for :meth:`LearningAgent.train`: a fresh :class:`TrainingEnv` per call."""
+class TrainingWorlds:
+    """``make_env()`` for :meth:`LearningAgent.train`: a fresh :class:`TrainingEnv` per
+    call, all counting in one :class:`StepBudget` of ``steps`` (None: no cap)."""
 
-    def make_training_env() -> TrainingEnv:
-        return TrainingEnv(make_env(env_id, overrides, remote))
+    def __init__(
+        self, env_id: str, remote: str | None = None, steps: int | None = None, **overrides: Any
+    ):
+        self.env_id, self.remote, self.overrides = env_id, remote, overrides
+        self.budget = StepBudget(steps)
 
-    return make_training_env
+    def __call__(self) -> TrainingEnv:
+        return TrainingEnv(make_env(self.env_id, self.overrides, self.remote), self.budget)
+
+
+def training_env_factory(
+    env_id: str, remote: str | None = None, steps: int | None = None, **overrides: Any
+) -> TrainingWorlds:
+    """``make_env()`` for :meth:`LearningAgent.train` (see :class:`TrainingWorlds`)."""
+    return TrainingWorlds(env_id, remote, steps, **overrides)
 
 
 class CurveEvaluator:
@@ -211,6 +238,10 @@ class CellResult:
     eval_seconds: float = 0.0
     #: the episode metrics of the operating-characteristic episodes
     oc_metrics: list[dict[str, float]] = field(default_factory=list)
+    #: null-world episodes: {"n": episodes, metric: sum over them} (a rate's count)
+    null_counts: dict[str, float] = field(default_factory=dict)
+    #: environment steps and episodes of training, and the curve points' wall-clock
+    training: dict[str, Any] = field(default_factory=dict)
 
     @property
     def mean_score(self) -> float:
@@ -257,11 +288,17 @@ class CellWorlds:
         )
 
     def score(
-        self, env: Env, agent: Any, protocol: Protocol, isolate: bool = False
-    ) -> tuple[list[Episode], list[dict[str, float]]]:
-        """The evaluation episodes and the operating-characteristic episodes' metrics
-        (for a family that declares them), with the agent in its own process when
-        ``isolate`` (:mod:`clinbench.isolation`)."""
+        self,
+        env: Env,
+        agent: Any,
+        protocol: Protocol,
+        isolate: bool = False,
+        null_env: Env | None = None,
+    ) -> tuple[list[Episode], list[dict[str, float]], dict[str, float]]:
+        """The evaluation episodes, the operating-characteristic episodes' metrics (for a
+        family that declares them) and the null-world counts (on ``null_env``, the task
+        with the family's ``null_world_overrides``), with the agent in its own process
+        when ``isolate`` (:mod:`clinbench.isolation`)."""
         from clinbench.isolation import player
 
         with player(agent, isolate) as acting:
@@ -270,7 +307,32 @@ class CellWorlds:
             if protocol.oc_episodes and family(env.spec.env).operating_characteristics:
                 oc = self.play(env, acting, CHARACTERISTICS, protocol.oc_episodes)
                 oc_metrics = [e.metrics for e in oc]
-        return episodes, oc_metrics
+            null_counts: dict[str, float] = {}
+            if null_env is not None and protocol.null_episodes:
+                null = self.play(null_env, acting, NULL, protocol.null_episodes)
+                null_counts = count_metrics([e.metrics for e in null])
+        return episodes, oc_metrics, null_counts
+
+
+def count_metrics(metrics: list[dict[str, float]]) -> dict[str, float]:
+    """{"n": episodes, metric: sum over them}: a rate metric's sum is its count, all a
+    per-policy interval needs (2,000 episodes per cell stay a few bytes)."""
+    out: dict[str, float] = {"n": len(metrics)}
+    for m in metrics:
+        for name, value in m.items():
+            out[name] = out.get(name, 0.0) + float(value)
+    return out
+
+
+def null_environment(
+    env_id: str, overrides: dict[str, Any], remote: str | None, protocol: Protocol
+) -> Env | None:
+    """The task with its family's ``null_world_overrides`` (every world a null world),
+    or None where the family declares none or the protocol plays no null worlds."""
+    null = family(env_id.split("/")[0]).null_world_overrides
+    if not null or not protocol.null_episodes:
+        return None
+    return make_env(env_id, {**overrides, **null}, remote)
 
 
 def run_cell(
@@ -298,23 +360,42 @@ def run_cell(
     cell = CellWorlds(key, seed, agent_name, env_id)
     with threadpool_limits(limits=1, user_api="blas"):
         env = make_env(env_id, overrides, remote)
+        null_env = null_environment(env_id, overrides, remote, protocol)
         agent = make_agent(agent_ref, AgentContext.of(env), **(agent_config or {}))
         curve: list[CurvePoint] = []
+        training: dict[str, Any] = {}
         t0 = time.perf_counter()
-        if agent.learning and protocol.train_episodes > 0:
+        if agent.learning and protocol.train_steps > 0:
+            worlds = training_env_factory(env_id, remote, protocol.train_steps, **overrides)
             curve = agent.train(
-                training_env_factory(env_id, remote, **overrides),
-                protocol.train_episodes,
+                worlds,
+                protocol.train_steps,
                 cell.training_stream(),
                 evaluate=cell.curve_evaluator(env, agent, protocol),
                 curve_points=protocol.curve_points,
             )
+            training = {
+                "env_steps": worlds.budget.used,
+                "episodes": worlds.budget.episodes,
+                "curve_seconds": [p.seconds for p in curve],
+            }
         t1 = time.perf_counter()
-        episodes, oc_metrics = cell.score(env, agent, protocol, isolate)
+        episodes, oc_metrics, null_counts = cell.score(env, agent, protocol, isolate, null_env)
         t2 = time.perf_counter()
-    if remote:
-        env.close()
+    for e in (env, null_env):
+        if remote and e is not None:
+            e.close()
     eval_seeds = cell.worlds(EVALUATION, protocol.eval_episodes)
     return CellResult(
-        env_id, agent_name, seed, eval_seeds, episodes, curve, t1 - t0, t2 - t1, oc_metrics
+        env_id,
+        agent_name,
+        seed,
+        eval_seeds,
+        episodes,
+        curve,
+        t1 - t0,
+        t2 - t1,
+        oc_metrics,
+        null_counts,
+        training,
     )

@@ -6,7 +6,11 @@
 Each ablation collapses a method towards its parent (``docs/agents.md``) and runs on
 the canonical protocol (seeds 1 7 21 42 123, default budget) over the recruitment tasks
 (where every ablated component exists: memory actions, horizons of 180 days) into
-``data/ablations/<name>/``, next to the full methods in ``data/sweep_results/``.
+``data/ablations/<name>/``, next to the full methods in ``data/sweep_results/``. One
+runs on the trial_design tasks: mira with the milestone shaping of the recruitment
+default (lambda = 1), the evidence behind its trial_design default of 0. Its
+operating characteristics are left out (``protocol.oc_episodes=0``,
+``protocol.null_episodes=0``): the table compares scores only.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from scipy import stats
 from clinbench.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
-#: label -> (results folder name, agent, overrides)
+#: label -> (results folder name, agent, overrides); recruitment unless in ``ENVS``
 ABLATIONS = {
     "grpo (hcapo with omega = 0)": ("grpo", "grpo", []),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
@@ -37,6 +41,18 @@ ABLATIONS = {
         "memexrl",
         ["agent.memexrl.mask_memory=true"],
     ),
+    "mira, lambda = 1": (
+        "mira_lambda1_trial",
+        "mira",
+        ["agent.mira.lam=1", "protocol.oc_episodes=0", "protocol.null_episodes=0"],
+    ),
+}
+#: the environment family of the ablations that do not run on recruitment
+ENVS = {"mira, lambda = 1": "trial_design"}
+#: the tasks of each family's table
+TASKS = {
+    "recruitment": ("easy_bench", "medium_bench", "hard_bench"),
+    "trial_design": ("effective_drug", "efficacy_safety", "rare_disease"),
 }
 
 
@@ -49,7 +65,7 @@ def run(label: str, fresh: bool = False) -> None:
     _, agent, overrides = ABLATIONS[label]
     args = [
         "sweep",
-        "env=recruitment",
+        f"env={ENVS.get(label, 'recruitment')}",
         "--agents",
         agent,
         "--results",
@@ -72,24 +88,27 @@ def cell(values: np.ndarray) -> str:
     return f"{values.mean():.3f} ± {half:.3f}"
 
 
-def table() -> str:
-    rows = ["| agent | " + " | ".join(TASKS) + " |", "|---|" + "---|" * len(TASKS)]
+def table(env: str) -> str:
+    """The Markdown table of ``env``'s tasks: the baselines, then its ablations."""
+    tasks = TASKS[env]
+    rows = ["| agent | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
     sources = [
         (a, Path("data") / "sweep_results", a)
         for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
     ]
-    sources += [(label, folder(label), agent) for label, (_, agent, _) in ABLATIONS.items()]
+    sources += [
+        (label, folder(label), agent)
+        for label, (_, agent, _) in ABLATIONS.items()
+        if ENVS.get(label, "recruitment") == env
+    ]
     for label, path, agent in sources:
         frame = pd.read_csv(path / "sweep_results.csv")
         frame = frame[frame.agent == agent]
         per_seed = frame.groupby(["task", "seed"]).score.mean()
         rows.append(
-            f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in TASKS) + " |"
+            f"| {label} | " + " | ".join(cell(per_seed[t].to_numpy()) for t in tasks) + " |"
         )
     return "\n".join(rows)
-
-
-TASKS = ("easy_bench", "medium_bench", "hard_bench")
 
 
 def main() -> None:
@@ -104,7 +123,7 @@ def main() -> None:
         for label in ABLATIONS:
             print(f"running {label} -> {folder(label)}", file=sys.stderr)
             run(label, args.fresh)
-    print(table())
+    print("\n\n".join(table(env) for env in TASKS))
 
 
 if __name__ == "__main__":

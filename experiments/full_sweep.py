@@ -1,6 +1,6 @@
 """The reference benchmark's command line, on clinbench's sweep.
 
-    python experiments/full_sweep.py --seeds 1 7 21 42 123 --episodes 30 --eval-episodes 5
+    python experiments/full_sweep.py --seeds 1 7 21 42 123 --steps 5400 --eval-episodes 5
 
 A thin wrapper: every argument goes to ``clinbench sweep`` unchanged (flags and Hydra
 overrides alike), so it runs exactly the same code path.

@@ -6,9 +6,9 @@
 Datasets are regenerated from their seeds into ``data/datasets/`` (not committed); the
 sweeps write ``data/offline_study/<family>/`` (cell files, tidy CSVs, report, charts)
 and the ablations ``data/offline_study/ablations/<name>/``. Every sweep is the canonical
-protocol (seeds 1 7 21 42 123, 200 operating-characteristic episodes per cell, each
-family's evaluation episodes except on dose finding: 100 rather than 480, since that
-study has several hundred cells), with the online references heuristic, random and
+protocol (seeds 1 7 21 42 123, 200 operating-characteristic episodes and 2,000 null
+worlds per dose-finding cell, each family's evaluation episodes except on dose
+finding: 100 rather than 480, since that study has several hundred cells), with the online references heuristic, random and
 memexrl beside the offline agents, so offline agents, their behaviour policies and the
 online learner sit in one report.
 """
@@ -162,6 +162,8 @@ def ablation(label: str, family: str, fresh: bool) -> None:
         (OUT / "ablations" / f"{folder}_{family}").as_posix(),
         "--no-report",
         override,
+        # the ablation tables compare scores: no null worlds (the main study has them)
+        "protocol.null_episodes=0",
         *(["--no-resume"] if fresh else []),
     )
 

@@ -54,12 +54,15 @@ def test_canonical_run_is_the_default_protocol():
     ]
     assert manifest["grid"]["envs"] == ["recruitment", "trial_design"]
     assert manifest["protocol"] == {
-        "train_episodes": 600,
+        "train_steps": None,
+        "budget_scale": 1,
+        "train_steps_by_family": {"recruitment": 108_000, "trial_design": 3_000},
         "eval_episodes": None,
         "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480},
-        "curve_episodes": 10,
-        "curve_points": 5,
+        "curve_episodes": 5,
+        "curve_points": 21,
         "oc_episodes": 200,
+        "null_episodes": 2000,
     }
     assert manifest["evaluation"] == {
         "mode": "public",

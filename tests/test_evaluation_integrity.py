@@ -55,7 +55,7 @@ RECORDING = f"{PLUGINS / 'recording_agent.py'}:RecordingAgent"
 TASKS = ("recruitment/easy_bench", "trial_design/effective_drug")
 HAVE_SERVE = importlib.util.find_spec("openenv") is not None
 runner = CliRunner(env={"COLUMNS": "200"})
-EVAL = Protocol(train_episodes=0, eval_episodes=6)
+EVAL = Protocol(train_steps=0, eval_episodes=6)
 
 
 def attack(env_id: str, key: EvaluationKey, search: bool, remote: str | None = None):
@@ -223,12 +223,15 @@ def test_an_isolated_agent_finds_neither_the_environment_nor_the_key(env_id, mon
 @pytest.mark.parametrize("env_id", TASKS)
 @pytest.mark.parametrize("agent", ["heuristic", "random", "hcapo"])
 def test_isolation_gives_the_same_numbers(env_id, agent):
-    protocol = Protocol(train_episodes=4, eval_episodes=3, curve_points=2, oc_episodes=4)
+    protocol = Protocol(
+        train_steps=400, eval_episodes=3, curve_points=2, oc_episodes=4, null_episodes=5
+    )
     inside = run_cell(env_id, agent, 5, protocol)
     outside = run_cell(env_id, agent, 5, protocol, isolate=True)
     assert [e.score for e in inside.episodes] == [e.score for e in outside.episodes]
     assert [e.ret for e in inside.episodes] == [e.ret for e in outside.episodes]
     assert inside.oc_metrics == outside.oc_metrics
+    assert inside.null_counts == outside.null_counts
     assert inside.curve == outside.curve
 
 

@@ -18,7 +18,9 @@ from clinbench.protocol import Protocol, run_cell, training_env_factory
 
 LEARNERS = ("hcapo", "mira", "klong", "memexrl")
 CONF = Path(__file__).resolve().parents[1] / "conf" / "agent"
-SMALL = Protocol(train_episodes=64, eval_episodes=4, curve_points=3)
+#: 64 recruitment episodes of 180 daily steps
+SMALL = Protocol(train_steps=64 * 180, eval_episodes=4, curve_points=3)
+DAYS = 180
 
 
 def _defaults(cls) -> dict:
@@ -60,10 +62,10 @@ def test_training_beats_the_untrained_policy(name):
     before, after = [], []
     for seed in (1, 2, 3):
         untrained = run_cell(
-            "recruitment/easy_bench", name, seed, Protocol(train_episodes=0, eval_episodes=5)
+            "recruitment/easy_bench", name, seed, Protocol(train_steps=0, eval_episodes=5)
         )
         trained = run_cell(
-            "recruitment/easy_bench", name, seed, Protocol(train_episodes=160, eval_episodes=5)
+            "recruitment/easy_bench", name, seed, Protocol(train_steps=160 * DAYS, eval_episodes=5)
         )
         before.append(untrained.mean_score)
         after.append(trained.mean_score)
@@ -75,12 +77,12 @@ def test_hcapo_with_omega_zero_is_exactly_grpo():
     hc = make_agent("hcapo", AgentContext.of(env), omega=0.0)
     gr = make_agent("grpo", AgentContext.of(env))
     rng_h, rng_g = np.random.default_rng(11), np.random.default_rng(11)
-    hc.train(training_env_factory("recruitment/easy_bench"), 48, rng_h)
-    gr.train(training_env_factory("recruitment/easy_bench"), 48, rng_g)
+    hc.train(training_env_factory("recruitment/easy_bench"), 48 * DAYS, rng_h)
+    gr.train(training_env_factory("recruitment/easy_bench"), 48 * DAYS, rng_g)
     for key in gr.policy.params:
         np.testing.assert_array_equal(hc.policy.params[key], gr.policy.params[key])
     full = make_agent("hcapo", AgentContext.of(env))
-    full.train(training_env_factory("recruitment/easy_bench"), 48, np.random.default_rng(11))
+    full.train(training_env_factory("recruitment/easy_bench"), 48 * DAYS, np.random.default_rng(11))
     assert any(
         not np.array_equal(full.policy.params[k], gr.policy.params[k]) for k in gr.policy.params
     )
@@ -100,7 +102,9 @@ def test_ablations_run_and_report(name, config):
     res = run_cell("recruitment/medium_bench", name, 2, SMALL, config)
     assert len(res.episodes) == SMALL.eval_episodes
     assert all(0.0 <= e.score <= 1.0 for e in res.episodes)
-    assert [p.episodes_seen for p in res.curve] == [0, 32, 64]
+    assert [p.env_steps for p in res.curve] == [0, 32 * DAYS, 64 * DAYS]
+    if config != {"rl": False}:  # imitation only stops after its share of the budget
+        assert res.training["env_steps"] == SMALL.train_steps
 
 
 def test_mira_without_the_potential_critic_learns_differently():
@@ -139,7 +143,7 @@ def test_memexrl_training_reward_penalises_memory_misuse():
 def test_masked_actions_are_never_chosen_in_training_or_evaluation(name):
     env = make("recruitment/hard_bench")
     agent = make_agent(name, AgentContext.of(env))
-    agent.train(training_env_factory("recruitment/hard_bench"), 16, np.random.default_rng(3))
+    agent.train(training_env_factory("recruitment/hard_bench"), 16 * DAYS, np.random.default_rng(3))
     group = collect_group(env, agent.sampler(np.random.default_rng(4)), 77, 3)
     for traj in group:
         assert traj.mask[np.arange(len(traj)), traj.actions].all()
@@ -169,3 +173,19 @@ def test_learning_agents_are_registered_with_configs():
         assert (CONF / f"{name}.yaml").exists()
         module = inspect.getmodule(agent_entry(name).factory)
         assert "arXiv" in module.__doc__
+
+
+def test_mira_shaping_weight_defaults_to_its_familys():
+    """mira's milestone shaping is the family's default unless given (docs/agents.md)."""
+    from clinbench.agents.mira import SHAPING
+
+    for env_id, family in (
+        ("recruitment/easy_bench", "recruitment"),
+        ("trial_design/effective_drug", "trial_design"),
+    ):
+        context = AgentContext.of(make(env_id))
+        assert make_agent("mira", context).lam == SHAPING[family]
+        assert make_agent("mira", context, lam=0.5).lam == 0.5
+        with pytest.raises(ValueError, match="lam"):
+            make_agent("mira", context, lam="abc")
+    assert SHAPING == {"recruitment": 1.0, "trial_design": 0.0}

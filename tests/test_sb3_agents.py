@@ -43,13 +43,14 @@ def test_without_the_extra_they_are_listed_unavailable_with_the_install_command(
 @needs_sb3
 @pytest.mark.parametrize("name", ["ppo", "maskable_ppo"])
 def test_same_cell_twice_gives_identical_numbers(name):
-    protocol = Protocol(train_episodes=3, eval_episodes=2, curve_points=2)
+    protocol = Protocol(train_steps=3 * 180, eval_episodes=2, curve_points=2)
     first = run_cell(EASY, name, 5, protocol, TINY)
     again = run_cell(EASY, name, 5, protocol, TINY)
     assert [e.score for e in first.episodes] == [e.score for e in again.episodes]
     assert [e.steps for e in first.episodes] == [e.steps for e in again.episodes]
     assert first.curve == again.curve
-    assert [p.episodes_seen for p in first.curve] == [0, 3]
+    assert [p.env_steps for p in first.curve] == [0, 3 * 180]
+    assert first.training["env_steps"] == 3 * 180
 
 
 TRAIN_AND_DIGEST = f"""
@@ -57,7 +58,7 @@ import hashlib, numpy as np, clinbench
 from clinbench.agents import AgentContext, make_agent
 from clinbench.protocol import training_env_factory
 agent = make_agent("ppo", AgentContext.for_task({EASY!r}), **{TINY!r})
-agent.train(training_env_factory({EASY!r}), 3, np.random.default_rng(7))
+agent.train(training_env_factory({EASY!r}), 540, np.random.default_rng(7))
 h = hashlib.sha256()
 for p in agent.model.policy.parameters():
     h.update(p.detach().numpy().tobytes())
@@ -92,8 +93,9 @@ def test_the_budget_is_exactly_the_protocols_in_environment_steps():
     agent = registry.make_agent("ppo", registry_context(), **TINY)
     from clinbench.protocol import training_env_factory
 
-    agent.train(training_env_factory(EASY), 2, np.random.default_rng(0))
-    assert agent.model.num_timesteps == 2 * agent.horizon
+    worlds = training_env_factory(EASY, steps=300)
+    agent.train(worlds, 300, np.random.default_rng(0))
+    assert agent.model.num_timesteps == worlds.budget.used == 300
 
 
 def registry_context():
@@ -108,7 +110,7 @@ def test_maskable_ppo_never_plays_a_masked_action_and_the_extra_is_in_the_cell_c
     from clinbench.protocol import training_env_factory
 
     agent = registry.make_agent("maskable_ppo", registry_context(), **TINY)
-    agent.train(training_env_factory(EASY), 2, np.random.default_rng(1))
+    agent.train(training_env_factory(EASY), 360, np.random.default_rng(1))
     chosen: list[bool] = []
     real_to_action = agent.macros.to_action
 
@@ -148,7 +150,7 @@ def test_they_run_in_a_sweep(tmp_path):
             "preset=smoke",
             "agents=[ppo,maskable_ppo]",
             "tasks=[easy_bench]",
-            "protocol.train_episodes=2",
+            "protocol.train_steps=360",
             "protocol.eval_episodes=2",
             "agent.ppo.n_steps=128",
             "agent.maskable_ppo.n_steps=128",

@@ -78,7 +78,7 @@ def test_report_uses_each_familys_references_and_versions(both):
     assert easy["m"] == 3 and all("fixed_design" not in m for m in easy["members"])
 
 
-def test_operating_characteristics_match_statsmodels_on_the_oc_episodes(both):
+def test_operating_characteristics_match_statsmodels_on_their_episodes(both):
     from statsmodels.stats.proportion import proportion_confint
 
     cfg, folder, rep = both
@@ -87,14 +87,16 @@ def test_operating_characteristics_match_statsmodels_on_the_oc_episodes(both):
     rows = oc["effective_drug"]["agents"]
     assert set(rows) == {"heuristic", "random", "fixed_design", "hcapo"}
     for agent, row in rows.items():
-        metrics = []
+        metrics, k, n = [], 0, 0
         for path in sorted((folder / "runs").glob("*.json")):
             record = json.loads(path.read_text())
             if record["key"]["task"] == "effective_drug" and record["key"]["agent"] == agent:
                 assert len(record["oc_metrics"]) == cfg.protocol.oc_episodes
                 metrics += record["oc_metrics"]
-        null = [m for m in metrics if m["null_world"] == 1]
-        k, n = int(sum(m["claimed"] for m in null)), len(null)
+                # the type-I error comes from the cell's own null worlds, all null
+                counts = record["null_counts"]
+                assert counts["n"] == counts["null_world"] == cfg.protocol.null_episodes
+                k, n = k + int(counts["claimed"]), n + int(counts["n"])
         c = row["type_i_error"]
         assert (c["k"], c["n"]) == (k, n)
         lo, hi = proportion_confint(k, n, alpha=0.05, method="beta")
@@ -119,9 +121,9 @@ def test_each_trained_policy_has_its_own_rates(both):
         k = record["key"]
         if k["task"] != "effective_drug" or k["agent"] != "hcapo":
             continue
-        null = [m for m in record["oc_metrics"] if m["null_world"] == 1]
+        counts = record["null_counts"]
         c = policies["hcapo"][str(k["seed"])]["type_i_error"]
-        assert (c["k"], c["n"]) == (int(sum(m["claimed"] for m in null)), len(null))
+        assert (c["k"], c["n"]) == (int(counts["claimed"]), cfg.protocol.null_episodes)
         lo, hi = proportion_confint(c["k"], c["n"], alpha=0.05, method="beta")
         assert (c["lo"], c["hi"]) == pytest.approx((lo, hi), abs=1e-12)
     md = (folder / "benchmark_report.md").read_text()

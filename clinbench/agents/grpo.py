@@ -57,18 +57,20 @@ class GRPOAgent(LearningAgent):
         adv = group_advantages(np.array([t.score for t in group]))
         return [np.full(len(t), a) for t, a in zip(group, adv, strict=True)]
 
-    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
+    def learn(self, env: Env, rng: np.random.Generator) -> None:
         reference = self.policy.copy()
         optimizer = Adam(self.policy.params, lr=self.lr)
-        seen = iteration = 0
-        while seen < episodes:
-            size = min(self.group_size, episodes - seen)
-            group = collect_group(env, self.sampler(rng), self.world_seed(rng), size)
-            seen += size
+        iteration = 0
+        while self.steps_left > 0:
+            group = collect_group(
+                env, self.sampler(rng), self.world_seed(rng), self.group_size,
+                steps_left=lambda: self.steps_left,
+            )
             iteration += 1
-            self.fit_standardiser(group)
-            self.update(group, self.step_advantages(group), optimizer, reference)
-            self.progress(iteration, seen)
+            if group:  # empty when the budget cut the group's only episode
+                self.fit_standardiser(group)
+                self.update(group, self.step_advantages(group), optimizer, reference)
+            self.progress(iteration)
 
     def update(
         self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference

@@ -18,7 +18,7 @@ window is the three-part feature vector above. The teacher's ``stop`` is labelle
 ``plan`` (wait) when stop is masked for the learner.
 
 Hyper-parameters (``conf/agent/klong.yaml``; GRPO's too):
-    imitation_share (0.25): share of the episode budget spent on teacher episodes.
+    imitation_share (0.25): share of the step budget spent on teacher episodes.
     window (30), overlap (10): window length and overlap in days.
     lookback_start (30), lookback_shrink (5), lookback_min (5): history look-back of
         window k is max(lookback_min, lookback_start - k * lookback_shrink) days.
@@ -101,34 +101,37 @@ class KLongAgent(GRPOAgent):
         return np.concatenate([history[t], history[0], summary])
 
     # ---- training ---------------------------------------------------------------
-    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
-        n_demo = max(1, round(self.imitation_share * episodes)) if episodes else 0
-        self.imitate(env, n_demo, rng)
-        self.progress(0, n_demo)
+    def learn(self, env: Env, rng: np.random.Generator) -> None:
+        budget = self.steps_left
+        demo_steps = round(self.imitation_share * budget)
+        if demo_steps:
+            self.imitate(env, demo_steps, rng)
+        self.progress(0)
         if not self.rl:
-            self.progress(0, episodes)
-            return
+            return  # imitation only: the remaining points are recorded at the end
         reference = self.policy.copy()
         optimizer = Adam(self.policy.params, lr=self.lr)
-        seen, iteration = n_demo, 0
-        budget = episodes - n_demo
+        iteration, rl_steps = 0, budget - self.steps_used
         for k, horizon in enumerate(self.stages):
-            stage_end = n_demo + round(budget * (k + 1) / len(self.stages))
-            while seen < stage_end:
-                size = min(self.group_size, stage_end - seen)
-                group = collect_group(env, self.sampler(rng), self.world_seed(rng), size, horizon)
-                seen += size
+            stage_end = budget - rl_steps + round(rl_steps * (k + 1) / len(self.stages))
+            while self.steps_used < stage_end:
+                group = collect_group(
+                    env, self.sampler(rng), self.world_seed(rng), self.group_size, horizon,
+                    steps_left=lambda end=stage_end: end - self.steps_used,
+                )
                 iteration += 1
-                self.update(group, self.step_advantages(group), optimizer, reference)
-                self.progress(iteration, seen)
+                if group:
+                    self.update(group, self.step_advantages(group), optimizer, reference)
+                self.progress(iteration)
 
-    def demonstrations(self, env: Env, n: int, rng: np.random.Generator):
-        """Teacher episodes as (features per day, masks, macro labels)."""
-        for _ in range(n):
+    def demonstrations(self, env: Env, steps: int, rng: np.random.Generator):
+        """Teacher episodes as (features per day, masks, macro labels), ``steps``
+        environment steps in all (the last episode cut there)."""
+        while self.steps_used < steps:
             obs, _ = env.reset(seed=self.world_seed(rng))
             self.teacher.reset(rng)
             feats, masks, labels, done = [], [], [], False
-            while not done:
+            while not done and self.steps_used < steps:
                 action = self.teacher.act(obs)
                 mask = self.valid(self.macros.mask(obs))
                 label = self.macros.index_of(action)
@@ -148,16 +151,19 @@ class KLongAgent(GRPOAgent):
             for k, start in enumerate(range(0, max(1, len(feats) - self.overlap), step))
         ]
 
-    def imitate(self, env: Env, n: int, rng: np.random.Generator) -> None:
+    def imitate(self, env: Env, steps: int, rng: np.random.Generator) -> None:
         """Cross-entropy on the teacher's macro-actions over split trajectories."""
         xs, ms, ys = [], [], []
-        for feats, masks, labels in self.demonstrations(env, n, rng):
+        for feats, masks, labels in self.demonstrations(env, steps, rng):
             for start, end, k in self.windows(feats):
                 lb = max(self.lookback_min, self.lookback_start - k * self.lookback_shrink)
                 for t in range(start, end):
                     xs.append(self.context(feats, t, lb))
                     ms.append(masks[t])
                     ys.append(labels[t])
+        # The policy has not changed while the teacher played: the curve's marks up to
+        # here are the untrained policy's.
+        self.progress(0)
         if not xs:
             return
         x_raw, mask, y = np.asarray(xs), np.asarray(ms), np.asarray(ys)

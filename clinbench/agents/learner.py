@@ -5,12 +5,18 @@ policy over standardised inputs (the macro features, plus whatever the method ad
 in :meth:`LearningAgent.policy_input`). ``stop`` is masked out unless
 ``allow_stop`` (a freely sampled stop ends episodes within days and teaches nothing).
 Evaluation is greedy (argmax) unless ``greedy_eval`` is off.
+
+Budgets are environment steps (:mod:`clinbench.agents.core.budget`): a method's
+``learn`` loops while :attr:`LearningAgent.steps_left` is positive, and the learning
+curve is recorded at evenly spaced step counts (``curve_points`` of them, 0 and the
+budget included).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
+from clinbench.agents.core.budget import StepBudget
 from clinbench.agents.core.policy import SoftmaxPolicy
 from clinbench.agents.core.rollout import ActFn, Trajectory
 from clinbench.agents.core.standardise import Standardiser
@@ -27,21 +34,27 @@ from clinbench.env.base import Env
 TRAIN_SEED_LOW, TRAIN_SEED_HIGH = 2**31, 2**32
 
 
-def curve_marks(episodes: int, curve_points: int) -> list[int]:
-    """The training episodes at which the learning curve is recorded (0 and the end
-    included, evenly spaced)."""
+def curve_marks(steps: int, curve_points: int) -> list[int]:
+    """The environment-step counts at which the learning curve is recorded (0 and the
+    budget included, evenly spaced)."""
     if curve_points <= 1:
-        return [episodes]
-    return sorted({round(episodes * k / (curve_points - 1)) for k in range(curve_points)})
+        return [steps]
+    return sorted({round(steps * k / (curve_points - 1)) for k in range(curve_points)})
 
 
 @dataclass(frozen=True)
 class CurvePoint:
-    """Greedy evaluation score after ``episodes_seen`` training episodes."""
+    """Greedy score on the validation worlds at ``env_steps`` environment steps of
+    training (the mark; the policy is the one after the last update before it),
+    after ``episodes`` training episodes started, ``seconds`` of training wall-clock."""
 
     iteration: int
-    episodes_seen: int
+    env_steps: int
+    episodes: int
     mean_score: float
+    #: wall-clock seconds since training started (not part of the cell's numbers:
+    #: the records keep it apart, under ``timing``)
+    seconds: float = field(default=0.0, compare=False)
 
 
 class LearningAgent(Agent):
@@ -121,42 +134,68 @@ class LearningAgent(Agent):
     def train(
         self,
         make_env: Callable[[], Env],
-        episodes: int,
+        steps: int,
         rng: np.random.Generator,
         evaluate: Callable[[LearningAgent], float] | None = None,
-        curve_points: int = 5,
+        curve_points: int = 21,
     ) -> list[CurvePoint]:
-        """Train on ``episodes`` episodes of training worlds drawn from ``rng``.
+        """Train for ``steps`` environment steps of training worlds drawn from ``rng``.
 
         ``make_env()`` builds a training environment: it plays only training world seeds,
-        ``[2**31, 2**32)``, drawn with :meth:`world_seed`. ``evaluate(agent)`` returns the
-        greedy score on the evaluation worlds (a number; the worlds stay with the caller)
-        and is called at ``curve_points`` evenly spaced points of the budget, 0 and the
-        end included.
+        ``[2**31, 2**32)``, drawn with :meth:`world_seed`, and counts its steps in the
+        cell's :class:`StepBudget` (``env.budget``). ``evaluate(agent)`` returns the
+        greedy score on the validation worlds (a number; the worlds stay with the
+        caller) and is called at ``curve_points`` evenly spaced step counts, 0 and the
+        budget included.
         """
-        marks = curve_marks(episodes, curve_points)
         self.curve = []
-        self._evaluate, self._marks = evaluate, marks
+        self._evaluate, self._marks = evaluate, curve_marks(steps, curve_points)
         # Small matrices: one BLAS thread is faster, and identical in any process.
         self.policy = SoftmaxPolicy(self.policy.n_in, self.macros.n, rng, self.hidden)
+        env = make_env()
+        self._budget: StepBudget = env.budget
+        self._start, self._steps, self._began = env.budget.used, steps, time.perf_counter()
         with threadpool_limits(limits=1, user_api="blas"):
-            self._record(0, 0)
-            self.learn(make_env(), episodes, rng)
+            self.progress(0)
+            self.learn(env, rng)
+            # Points not reached (a method that stops early, e.g. imitation only) are
+            # recorded at the end, at their marks: the policy did not change after.
+            self._record(0, final=True)
         return self.curve
 
-    def _record(self, iteration: int, seen: int) -> None:
-        # A point is reported at its mark of the budget: the policy after at most that
-        # many episodes (an iteration may pass a mark; imitation-only stops early).
-        while self._marks and seen >= self._marks[0]:
+    @property
+    def steps_used(self) -> int:
+        """Environment steps of training so far."""
+        return self._budget.used - self._start
+
+    @property
+    def steps_left(self) -> int:
+        """Environment steps of the budget not yet taken."""
+        return self._steps - self.steps_used
+
+    def _record(self, iteration: int, final: bool = False) -> None:
+        # A point is reported at its mark of the budget: the policy after the last
+        # update before the mark (an iteration may pass several marks).
+        used = self.steps_used
+        while self._marks and (final or used >= self._marks[0]):
             mark = self._marks.pop(0)
             if self._evaluate is not None:
-                self.curve.append(CurvePoint(iteration, mark, float(self._evaluate(self))))
+                self.curve.append(
+                    CurvePoint(
+                        iteration,
+                        mark,
+                        self._budget.episodes,
+                        float(self._evaluate(self)),
+                        time.perf_counter() - self._began,
+                    )
+                )
 
-    def progress(self, iteration: int, seen: int) -> None:
-        """Methods call this after each iteration so the curve is recorded on time."""
-        self._record(iteration, seen)
+    def progress(self, iteration: int) -> None:
+        """Methods call this after each update so the curve is recorded on time."""
+        self._record(iteration)
 
-    def learn(self, env: Env, episodes: int, rng: np.random.Generator) -> None:
+    def learn(self, env: Env, rng: np.random.Generator) -> None:
+        """Update the policy until :attr:`steps_left` is 0 (the step budget)."""
         raise NotImplementedError
 
     @staticmethod

@@ -12,7 +12,7 @@ Without it they are listed as unavailable by ``clinbench agents``.
 Both train through the Gymnasium adapter (:class:`clinbench.env.gym_adapter.MacroGymEnv`:
 the macro features in, a macro index out) on the cell's training worlds, drawn from
 the cell's training stream, for exactly the protocol's budget in environment steps
-(training episodes x the task's horizon), so they compare with the in-house learners
+(``protocol.train_steps``, the in-house learners' budget), so they compare with them
 at equal experience; a last partial rollout is stopped at the budget, not learnt from.
 ``ppo`` sees no mask (an invalid index is played as an invalid action, which wastes
 the day); ``maskable_ppo`` gets the adapter's ``action_mask``. Evaluation is greedy.
@@ -31,6 +31,7 @@ Hyper-parameters (stable-baselines3 defaults, ``conf/agent/ppo.yaml``):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -99,20 +100,20 @@ class _SB3Agent(Agent):
     def train(
         self,
         make_env: Callable[[], Env],
-        episodes: int,
+        steps: int,
         rng: np.random.Generator,
         evaluate: Callable[[Agent], float] | None = None,
-        curve_points: int = 5,
+        curve_points: int = 21,
     ) -> list[CurvePoint]:
-        """Train for ``episodes x horizon`` environment steps of training worlds."""
+        """Train for ``steps`` environment steps of training worlds (the in-house
+        learners' budget, exactly)."""
         import torch
 
         from clinbench.env.gym_adapter import MacroGymEnv
 
         torch.set_num_threads(1)
-        budget = episodes * self.horizon
-        marks = curve_marks(episodes, curve_points)
-        env = _TrainingWorlds(MacroGymEnv.wrap(make_env()), rng)
+        native = make_env()
+        env = _TrainingWorlds(MacroGymEnv.wrap(native), rng)
         self.model = self.algorithm()(
             "MlpPolicy",
             env,
@@ -123,29 +124,41 @@ class _SB3Agent(Agent):
             **self.hyper,
         )
         self.curve = []
-        callback = self._callback(budget, marks, evaluate)
-        if budget > 0:
-            self.model.learn(total_timesteps=budget, callback=callback)
+        callback = self._callback(steps, curve_marks(steps, curve_points), evaluate, native)
+        if steps > 0:
+            self.model.learn(total_timesteps=steps, callback=callback)
         else:
             callback.record(0)
         return self.curve
 
     def _callback(
-        self, budget: int, marks: list[int], evaluate: Callable[[Agent], float] | None
+        self,
+        budget: int,
+        marks: list[int],
+        evaluate: Callable[[Agent], float] | None,
+        native: Any,
     ) -> Any:
         """Stops at exactly ``budget`` steps and records the curve at its marks."""
         from stable_baselines3.common.callbacks import BaseCallback
 
-        agent, horizon, pending = self, self.horizon, list(marks)
+        agent, pending, began = self, list(marks), time.perf_counter()
         whole_rollouts = budget % self.hyper["n_steps"] == 0
 
         class Budget(BaseCallback):
             def record(self, steps: int) -> None:
-                while pending and steps >= pending[0] * horizon:
+                while pending and steps >= pending[0]:
                     mark = pending.pop(0)
                     if evaluate is not None:
                         score = float(evaluate(agent))
-                        agent.curve.append(CurvePoint(len(agent.curve), mark, score))
+                        agent.curve.append(
+                            CurvePoint(
+                                len(agent.curve),
+                                mark,
+                                native.budget.episodes,
+                                score,
+                                time.perf_counter() - began,
+                            )
+                        )
 
             def _on_training_start(self) -> None:
                 self.record(0)

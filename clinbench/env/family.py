@@ -42,6 +42,9 @@ class OperatingCharacteristic:
     label: str
     metric: str
     among: str = ""
+    #: measured per trained policy on the null worlds (``Family.null_world_overrides``)
+    #: where a cell played them, e.g. the type-I error
+    on_null_worlds: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,13 @@ class Family:
     #: (``protocol.eval_episodes: null``): measured by ``experiments/sample_sizes.py`` so
     #: that every non-learning agent's per-task mean has a 95 % half-width under 0.02
     evaluation_episodes: int = 10
+    #: environment steps of training per learning cell when the protocol leaves it to
+    #: the family (``protocol.train_steps: null``)
+    training_steps: int = 0
+    #: task-parameter overrides under which every world is a null world (no effect):
+    #: each cell plays ``protocol.null_episodes`` of them, so each trained policy's
+    #: type-I error rests on enough worlds to show a rate under its bound
+    null_world_overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def metric(self, name: str) -> Metric:
         for m in self.episode_metrics:

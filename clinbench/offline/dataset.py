@@ -43,8 +43,11 @@ from clinbench.offline import INSTALL_HINT, available
 from clinbench.offline.data import LoggedEpisode
 from clinbench.offline.layout import Layout, relayout, union
 
-#: Minari's dataset id: name-v<version>
-NAME_RULE = "letters, digits, '-' and '_', ending in -v<version> (e.g. recruitment-hard-v0)"
+#: Minari's dataset id: [namespace/...]name-v<version>
+NAME_RULE = (
+    "letters, digits, '-' and '_', ending in -v<version>, optionally under '/'-separated "
+    "namespaces (e.g. recruitment-hard-v0, clinbench/trial/tiny-v0)"
+)
 _UNIT_FORMAT = 1
 
 
@@ -60,7 +63,8 @@ def data_dir(path: str | Path | None = None) -> Path:
 def check_name(name: str) -> str:
     import re
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*-v\d+", name or ""):
+    part = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+    if not re.fullmatch(rf"(?:{part}/)*{part}-v\d+", name or ""):
         raise DatasetError(f"bad dataset name {name!r}: {NAME_RULE}")
     return name
 
@@ -76,8 +80,9 @@ class DatasetSpec:
     episodes: int
     noise: float = 0.0
     seed: int = 0
-    #: training episodes of a learning behaviour agent (before it plays)
-    behaviour_train_episodes: int = 600
+    #: training environment steps of a learning behaviour agent (before it plays);
+    #: None: the family's default budget (``Family.training_steps``)
+    behaviour_train_steps: int | None = None
     agent_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     env_overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -115,13 +120,18 @@ def play_unit(spec: DatasetSpec, task: str, agent_ref: str) -> list[LoggedEpisod
     with threadpool_limits(limits=1, user_api="blas"):
         env = make(env_id, **spec.env_overrides)
         agent = make_agent(agent_ref, AgentContext.of(env), **spec.agent_params.get(agent_ref, {}))
-        if agent.learning and spec.behaviour_train_episodes:
+        steps = spec.behaviour_train_steps
+        if steps is None:
+            from clinbench.env.registry import family
+
+            steps = family(spec.env).training_steps
+        if agent.learning and steps:
             train_rng = np.random.default_rng(
                 int(_stream(spec, task, agent_ref, 1).integers(2**63))
             )
             agent.train(
-                training_env_factory(env_id, **spec.env_overrides),
-                spec.behaviour_train_episodes,
+                training_env_factory(env_id, None, steps, **spec.env_overrides),
+                steps,
                 train_rng,
             )
         acting = _stream(spec, task, agent_ref, 2)
@@ -255,6 +265,10 @@ def create(
     ]
     meta = _write(spec, root, episodes, lay)
     shutil.rmtree(staging)
+    for parent in staging.parents:  # a namespaced id's empty folders
+        if parent == root or any(parent.iterdir()):
+            break
+        parent.rmdir()
     return meta
 
 
@@ -294,6 +308,7 @@ def _write(
     from clinbench.sweep.cells import code_id
 
     obs_space, act_space = _spaces(lay)
+    env, refs = minari_env(spec)
     buffers = [
         EpisodeBuffer(
             id=i,
@@ -344,10 +359,47 @@ def _write(
                 f"{', '.join(spec.tasks)} ({spec.episodes} training worlds per task)"
             ),
             data_format="arrow",
+            env=env,
+            **refs,
         )
         ds.storage.update_metadata({"clinbench": meta})
         ds.storage.update_episode_metadata([e.metadata() for e in episodes])
     return meta
+
+
+def minari_env(spec: DatasetSpec) -> tuple[Any, dict[str, float]]:
+    """The Gymnasium spec Minari stores (so ``recover_environment()`` builds the task's
+    environment) and, for a one-task dataset, the reference scores ``get_normalized_score``
+    uses: random's and the reference planner's means on the task's reference worlds, the
+    0 and 1 of clinbench's normalised score (episode return equals score). A dataset of
+    several tasks stores its first task's environment and no reference scores: they are
+    per task (``metadata["clinbench"]["env_ids"]`` lists every task)."""
+    import dataclasses
+    import importlib
+
+    import gymnasium as gym
+
+    from clinbench.env.gym_adapter import gym_id, register_gym_envs
+    from clinbench.env.registry import family
+
+    register_gym_envs()
+    env_id = f"{spec.env}/{spec.tasks[0]}"
+    env_spec = gym.spec(gym_id(env_id))
+    if spec.env_overrides:
+        env_spec = dataclasses.replace(
+            env_spec, kwargs={**env_spec.kwargs, **spec.env_overrides}
+        )
+    if len(spec.tasks) != 1 or spec.env_overrides:
+        return env_spec, {}
+    fam = family(spec.env)
+    stored = importlib.import_module(fam.references)
+    if stored.TASK_VERSION != fam.task_version:
+        return env_spec, {}
+    ref = stored.REFERENCE_SCORES[spec.tasks[0]]
+    return env_spec, {
+        "ref_min_score": float(ref["random"]),
+        "ref_max_score": float(ref["reference_planner"]),
+    }
 
 
 def episodes_digest(episodes: list[LoggedEpisode]) -> str:
@@ -382,10 +434,11 @@ def names(root: Path) -> list[str]:
     """The clinbench datasets in ``root``."""
     if not root.is_dir():
         return []
+    found = (m.parent.parent for m in root.glob("**/data/metadata.json"))
     return sorted(
-        p.name
-        for p in root.iterdir()
-        if (p / "data" / "metadata.json").exists()
+        p.relative_to(root).as_posix()
+        for p in found
+        if ".staging" not in p.relative_to(root).parts
         and "clinbench" in json.loads((p / "data" / "metadata.json").read_text())
     )
 

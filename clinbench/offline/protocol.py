@@ -24,7 +24,14 @@ from clinbench.offline import splits
 from clinbench.offline.data import OfflineData
 from clinbench.offline.dataset import load, tasks_layout
 from clinbench.offline.layout import Layout, relayout
-from clinbench.protocol import EVALUATION, CellResult, CellWorlds, Protocol, make_env
+from clinbench.protocol import (
+    EVALUATION,
+    CellResult,
+    CellWorlds,
+    Protocol,
+    make_env,
+    null_environment,
+)
 
 
 def training_data(
@@ -80,10 +87,20 @@ def run_offline_cell(
         t0 = time.perf_counter()
         agent.fit(data, cell.training_stream())
         t1 = time.perf_counter()
-        episodes, oc_metrics = cell.score(env, agent, protocol, isolate)
+        null_env = null_environment(env_id, env_overrides, None, protocol)
+        episodes, oc_metrics, null_counts = cell.score(env, agent, protocol, isolate, null_env)
         t2 = time.perf_counter()
     eval_seeds = cell.worlds(EVALUATION, protocol.eval_episodes)
     result = CellResult(
-        env_id, agent_name, seed, eval_seeds, episodes, [], t1 - t0, t2 - t1, oc_metrics
+        env_id,
+        agent_name,
+        seed,
+        eval_seeds,
+        episodes,
+        [],
+        t1 - t0,
+        t2 - t1,
+        oc_metrics,
+        null_counts,
     )
     return result, about

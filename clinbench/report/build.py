@@ -46,6 +46,7 @@ from clinbench.report.cross_family import NAME as CROSS
 from clinbench.report.cross_family import cross_family
 from clinbench.report.declared import Declaration, members
 from clinbench.report.offline import offline_cells
+from clinbench.report.curves import learning_curves
 from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.ranking import rank_ranges, ranking
@@ -371,6 +372,7 @@ def build_report(
         "disagreements": disagree,
         "rankings": rankings,
         "operating_characteristics": operating_characteristics(res),
+        "learning_curves": learning_curves(res),
         "agent_stats": agent_stats(res),
         "nondeterministic": nondeterministic_agents(res),
         **({"offline": offline} if (offline := offline_cells(res)) else {}),

@@ -9,7 +9,11 @@ interval, a mean with its Student-t 95 % interval.
 
 A trained agent is a different policy at each seed: a pooled rate could hide one
 policy above alpha behind others below it, so each trained policy (a cell with a
-learning curve or an offline fit) also gets its own rates (``policies``).
+learning curve or an offline fit) also gets its own rates (``policies``). A
+characteristic measured ``on_null_worlds`` (the type-I error) is counted, where a cell
+played them, on its null worlds (``protocol.null_episodes``, e.g. 2,000: enough that a
+policy with a true rate of 1.5 % shows an upper bound under 2.5 %), not on the few
+null worlds of the mixed operating-characteristic episodes.
 """
 
 from __future__ import annotations
@@ -50,6 +54,18 @@ def characteristic(
     return {"value": value, "lo": lo, "hi": hi, "n": n, "kind": kind}
 
 
+def null_rate(records: list[dict[str, Any]], oc: Any) -> dict[str, Any] | None:
+    """``oc`` (a rate measured on null worlds) over the null-world counts of
+    ``records``, or None when none of them played null worlds."""
+    counts = [r["null_counts"] for r in records if r.get("null_counts")]
+    if not oc.on_null_worlds or not counts:
+        return None
+    k = round(sum(c.get(oc.metric, 0.0) for c in counts))
+    n = int(sum(c["n"] for c in counts))
+    value, lo, hi = stats.clopper_pearson(k, n)
+    return {"value": value, "lo": lo, "hi": hi, "k": k, "n": n, "kind": "rate", "null_worlds": True}
+
+
 def trained(record: dict[str, Any]) -> bool:
     """Whether a cell's policy was trained at its seed (so each seed's is its own)."""
     return bool(record.get("curve") or record.get("offline"))
@@ -63,7 +79,8 @@ def policy_rates(res: Results, task: str, agent: str, fam: Any) -> dict[int, dic
             continue
         episodes = record.get("oc_metrics") or [e.get("metrics", {}) for e in record["episodes"]]
         out[seed] = {
-            oc.name: characteristic(episodes, oc.metric, oc.among, "rate")
+            oc.name: null_rate([record], oc)
+            or characteristic(episodes, oc.metric, oc.among, "rate")
             for oc in fam.operating_characteristics
             if fam.metric(oc.metric).kind == "rate"
         }
@@ -85,8 +102,10 @@ def operating_characteristics(res: Results) -> dict[str, dict[str, Any]]:
             episodes = episode_metrics(res, task, agent)
             if not episodes:
                 continue
+            cells = [r for (t, a, _), r in sorted(res.records.items()) if t == task and a == agent]
             rows[agent] = {
-                oc.name: characteristic(episodes, oc.metric, oc.among, fam.metric(oc.metric).kind)
+                oc.name: null_rate(cells, oc)
+                or characteristic(episodes, oc.metric, oc.among, fam.metric(oc.metric).kind)
                 for oc in fam.operating_characteristics
             }
         out[task] = {

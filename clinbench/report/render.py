@@ -26,6 +26,13 @@ def _num(digits: int):
     return fmt
 
 
+def _interval(s: dict[str, Any] | None) -> str:
+    """``[lo, hi]`` to 3 decimals; empty when the interval is undefined (one seed)."""
+    if not s or s.get("lo") is None or s.get("hi") is None:
+        return ""
+    return f"[{_num(3)(s['lo'])}, {_num(3)(s['hi'])}]"
+
+
 def _pvalue(value: Any) -> str:
     if value is None:
         return "-"
@@ -148,6 +155,7 @@ def environment() -> Environment:
         pv=_pvalue,
         ci=_ci,
         vci=_vci,
+        iv=_interval,
         est=_estimate,
         needed=_needed,
         oc=_characteristic,

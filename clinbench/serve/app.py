@@ -58,6 +58,16 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 #: Largest WebSocket message the server accepts (bytes); actions are far smaller.
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 RESET_KEYS = ("seed", "episode_id", "task", "overrides", "options", "to_dict")
+
+
+def _from_json(task: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no tuples: a list given for a tuple-valued task parameter (a scenario
+    mix, say) is that tuple, as the client meant it."""
+    defaults = spec(task).params
+    return {
+        k: tuple(v) if isinstance(v, list) and isinstance(getattr(defaults, k, None), tuple) else v
+        for k, v in overrides.items()
+    }
 #: The server's log (uvicorn's, so ``clinbench serve``'s log level applies to it).
 log = logging.getLogger("uvicorn.error")
 
@@ -140,6 +150,7 @@ class ServedEnv(Environment[ClinbenchAction, ClinbenchObservation, ClinbenchStat
         overrides = kwargs.get("overrides") or {}
         if not isinstance(overrides, dict):
             raise TypeError("overrides must be an object of task parameters")
+        overrides = _from_json(task, overrides)
         key = (task, repr(sorted(overrides.items())))
         env = self._envs.get(key)
         if env is None:

@@ -9,6 +9,8 @@ from clinbench.stats.aggregate import (
     iqm,
     optimality_gap,
     per_task,
+    performance_profile_ci,
+    score_distribution,
     stratified_bootstrap,
     stratified_bootstrap_ci,
 )
@@ -54,6 +56,7 @@ from clinbench.stats.power import (
     two_sample_power,
 )
 from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi_q, rank_ranges
+from clinbench.stats.trend import end_trend, ols_slope
 
 __all__ = [
     "AGGREGATES",
@@ -68,6 +71,7 @@ __all__ = [
     "average_ranks",
     "clopper_pearson",
     "cohens_dz",
+    "end_trend",
     "equivalent_at",
     "family_can_reach_alpha",
     "floor_warning",
@@ -85,6 +89,7 @@ __all__ = [
     "nemenyi_cd",
     "nemenyi_q",
     "noncentrality_interval",
+    "ols_slope",
     "optimality_gap",
     "paired",
     "paired_minimum_detectable_effect",
@@ -92,10 +97,12 @@ __all__ = [
     "paired_seeds_needed",
     "per_task",
     "percentile_interval",
+    "performance_profile_ci",
     "probability_of_improvement",
     "probability_of_improvement_ci",
     "rank_ranges",
     "repeated_measures_f",
+    "score_distribution",
     "seeds_needed",
     "stratified_bootstrap",
     "stratified_bootstrap_ci",

@@ -152,19 +152,28 @@ def expected_cost(cell: Cell) -> float:
     if cell.dataset:  # fitting on a dataset: seconds, like a short training
         return 100.0 + 0.1 * p["eval_episodes"]
     learning = agent_entry(cell.agent_ref or cell.agent).learning
-    return p["train_episodes"] + 2 * p["eval_episodes"] if learning else 0.1 * p["eval_episodes"]
+    # relative costs: a recruitment step ~ a trial_design episode's step; a learner's
+    # evaluation episode ~ 20 of its training steps' worth of overhead
+    cost = 0.01 * p["null_episodes"] + 0.1 * p["eval_episodes"]
+    return p["train_steps"] / 180 + 2 * p["eval_episodes"] + cost if learning else cost
 
 
 def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False) -> list[Cell]:
     """The seed x agent x task grid, in report order (task, agent, seed); an agent has
     cells only on the tasks of the families it plays; ``key`` derives their worlds."""
     def protocol(env: str) -> dict[str, int]:
+        from clinbench.env.registry import family
+
         return {
-            "train_episodes": cfg.protocol.train_episodes,
+            "train_steps": cfg.protocol.training_steps(env),
             "eval_episodes": cfg.protocol.evaluation_episodes(env),
             "curve_points": cfg.protocol.curve_points,
             "curve_episodes": cfg.protocol.curve_episodes,
             "oc_episodes": cfg.protocol.oc_episodes,
+            # only where the family has null worlds (other cells' hashes stay put)
+            "null_episodes": cfg.protocol.null_episodes
+            if family(env).null_world_overrides
+            else 0,
         }
 
     from clinbench.agents.registry import agent_entry, family_parameters
@@ -286,16 +295,26 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
                 }
                 for seed, e in zip(result.eval_seeds, result.episodes, strict=True)
             ],
-            curve=[asdict(p) for p in result.curve],
+            # the points' wall-clock lives under timing: the record's numbers repeat
+            curve=[{k: v for k, v in asdict(p).items() if k != "seconds"} for p in result.curve],
         )
         if result.oc_metrics:
             record["oc_metrics"] = result.oc_metrics
+        if result.null_counts:
+            record["null_counts"] = result.null_counts
+        if result.training:
+            record["training"] = {
+                "env_steps": result.training["env_steps"],
+                "episodes": result.training["episodes"],
+            }
         if offline:
             record["offline"] = offline
         record["timing"] = {
             "train_seconds": result.train_seconds,
             "eval_seconds": result.eval_seconds,
         }
+        if result.training:  # wall-clock of each curve point (a second axis for curves)
+            record["timing"]["curve_seconds"] = result.training["curve_seconds"]
     record.setdefault("timing", {})["total_seconds"] = time.perf_counter() - start
     record["blas_kernel"] = blas_kernel()  # the worker's (clinbench/numerics.py)
     record["numpy_simd"] = numpy_simd()

@@ -22,7 +22,7 @@ RESULT_COLUMNS = [
     "steps",
     "terminated_by",
 ]
-CURVE_COLUMNS = ["agent", "task", "seed", "iteration", "episodes_seen", "mean_score"]
+CURVE_COLUMNS = ["agent", "task", "seed", "iteration", "env_steps", "episodes", "mean_score"]
 TRAJECTORY_COLUMNS = ["agent", "task", "time", "n", "median", "q25", "q75", "mean"]
 
 
@@ -54,7 +54,8 @@ def curves_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             r["key"]["task"],
             r["key"]["seed"],
             p["iteration"],
-            p["episodes_seen"],
+            p["env_steps"],
+            p["episodes"],
             p["mean_score"],
         ]
         for r in records

@@ -40,9 +40,9 @@ class RecordingAgent(Agent):
         return self.macros.to_action(k, obs)
 
     def train(
-        self, make_env: Any, episodes: int, rng: Any, evaluate: Any = None, curve_points: int = 5
+        self, make_env: Any, steps: int, rng: Any, evaluate: Any = None, curve_points: int = 21
     ) -> list:
-        RECEIVED.append(("train", (make_env, episodes, rng, evaluate)))
+        RECEIVED.append(("train", (make_env, steps, rng, evaluate)))
         env = make_env()
         RECEIVED.append(("training_env", env))
         seed = int(rng.integers(2**31, 2**32))

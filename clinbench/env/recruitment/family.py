@@ -76,4 +76,6 @@ FAMILY = Family(
     # experiments/sample_sizes.py on the canonical run: 30 for the heuristic on
     # hard_bench, the widest of the non-learning agents; rounded up
     evaluation_episodes=40,
+    # 600 episodes of 180 daily decisions
+    training_steps=108_000,
 )

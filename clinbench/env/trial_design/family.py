@@ -41,7 +41,9 @@ FAMILY = Family(
         Metric("unsafe_patients", "patients on unsafe doses"),
     ),
     operating_characteristics=(
-        OperatingCharacteristic("type_i_error", "P(claim | null drug)", "claimed", "null_world"),
+        OperatingCharacteristic(
+            "type_i_error", "P(claim | null drug)", "claimed", "null_world", on_null_worlds=True
+        ),
         OperatingCharacteristic(
             "power", "P(correct claim | a good dose exists)", "correct_claim", "good_world"
         ),
@@ -96,4 +98,8 @@ FAMILY = Family(
     # experiments/sample_sizes.py on the canonical run: 435 for the heuristic on
     # rare_disease, 473 for klong on efficacy_safety; rounded up
     evaluation_episodes=480,
+    # ~800 episodes of 3-4 decisions (600 episodes were ~2,200 steps)
+    training_steps=3_000,
+    # scenario mix (effective, null, unsafe_high, weak): every world null
+    null_world_overrides={"scenario_mix": (0.0, 1.0, 0.0, 0.0)},
 )
