@@ -13,23 +13,41 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from clinbench.agents.registry import (
-    AgentEntry,
-    AgentLoadError,
-    agent_entry,
-    agent_names,
-    agent_parameters,
-)
-from clinbench.env.registry import env_ids, family
-from clinbench.stats.hypothesis_tests import T_TESTS
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from clinbench.agents.registry import AgentEntry
 
 BACKENDS = ("loky", "sequential", "dask", "ray")
-#: The primary test of the report: paired by seed (default), or Welch.
-REPORT_TESTS = tuple(T_TESTS)
+
+
+def _envs() -> ModuleType:
+    """The environment registry. The generic config imports no environment family, agent,
+    mode or statistics module at import time (they import it, not the other way round)."""
+    import clinbench.env.registry
+
+    return clinbench.env.registry
+
+
+def _agents() -> ModuleType:
+    """The agent registry (see ``_envs``)."""
+    import clinbench.agents.registry
+
+    return clinbench.agents.registry
+
+
+def __getattr__(name: str) -> Any:
+    """``REPORT_TESTS``, the report's primary tests (paired by seed, the default, or
+    Welch), from the statistics package that defines them, loaded when asked for."""
+    if name == "REPORT_TESTS":
+        from clinbench.stats.hypothesis_tests import T_TESTS
+
+        return tuple(T_TESTS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(ValueError):
@@ -37,32 +55,47 @@ class ConfigError(ValueError):
 
 
 def config_dir() -> Path:
-    """``conf/`` of this checkout (or ``$CLINBENCH_CONF_DIR``)."""
+    """The configs shipped inside the package (``clinbench/conf``, which a clone also
+    reaches as ``conf/``), or ``$CLINBENCH_CONF_DIR``: an installed wheel needs no clone."""
     env = os.environ.get("CLINBENCH_CONF_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[1] / "conf"
+    path = Path(env) if env else Path(__file__).resolve().parent / "conf"
     if not (path / "config.yaml").exists():
-        raise ConfigError(
-            f"no config.yaml in {path}: run from a clinbench checkout or set CLINBENCH_CONF_DIR"
-        )
+        where = "CLINBENCH_CONF_DIR" if env else "the installed package (reinstall clinbench)"
+        raise ConfigError(f"no config.yaml in {path}: check {where}")
     return path
 
 
 @dataclass(frozen=True)
 class ProtocolConfig:
-    train_episodes: int
+    #: environment steps of training per learning cell; None: each family's default
+    #: (``Family.training_steps``)
+    train_steps: int | None
     #: None: each family's measured default (``Family.evaluation_episodes``)
     eval_episodes: int | None
     curve_points: int
     seeds: tuple[int, ...]
-    oc_episodes: int = 0
+    # Every default is in conf/protocol/default.yaml, and only there (fields without
+    # defaults here; a test checks the file sets each one).
+    oc_episodes: int
     #: validation episodes behind each learning-curve point
-    curve_episodes: int = 10
+    curve_episodes: int
+    #: null worlds per cell, for families that declare them (``Family.null_world_overrides``)
+    null_episodes: int
+    #: multiplies every cell's training budget (the ``long`` preset: 10)
+    budget_scale: int
 
     def evaluation_episodes(self, env: str) -> int:
         """The evaluation episodes of a cell of environment family ``env``."""
         if self.eval_episodes is not None:
             return self.eval_episodes
-        return family(env).evaluation_episodes
+        return _envs().family(env).evaluation_episodes
+
+    def training_steps(self, env: str) -> int:
+        """The training budget (environment steps) of a cell of family ``env``."""
+        steps = self.train_steps
+        if steps is None:
+            steps = _envs().family(env).training_steps
+        return steps * self.budget_scale
 
 
 @dataclass(frozen=True)
@@ -78,7 +111,8 @@ class ReportConfig:
     family: str
     bootstrap_reps: int
     bootstrap_seed: int
-    test: str = "paired"
+    #: the defaults: conf/report/default.yaml
+    test: str
 
 
 @dataclass(frozen=True)
@@ -166,11 +200,10 @@ def compose(overrides: list[str]) -> DictConfig:
 def _explain(message: str) -> str:
     """Hydra's message with the valid choices named (Hydra lists them on later lines or
     not at all, and suggests ``+key=value``, which would add a key nothing reads)."""
-    group = re.search(r"Could not find '([\w-]+)/", message)
-    if group:
-        return (
-            f"bad override: {message}; valid {group[1]} options: {', '.join(available(group[1]))}"
-        )
+    group = re.search(r"Could not find '([\w-]+)/([^']*)'", message)
+    if group:  # Hydra's own list of options comes empty ("Available options in 'preset':")
+        valid = ", ".join(available(group[1]))
+        return f"bad override: unknown {group[1]} {group[2]!r}; valid {group[1]} options: {valid}"
     key = re.search(r"Could not override '([\w.-]+)'", message)
     if key:
         parent = key[1].rpartition(".")[0]
@@ -178,7 +211,20 @@ def _explain(message: str) -> str:
         valid = ", ".join(sorted(node)) if isinstance(node, DictConfig) else "none (not a mapping)"
         where = f" under {parent!r}" if parent else ""
         return f"bad override: unknown config key {key[1]!r}; valid keys{where}: {valid}"
+    if "Ambiguous value" in message:  # a comma list outside a grid
+        return (
+            f"bad override: {message}; or run the values as a grid with -m "
+            "(clinbench sweep -m key=a,b: one results folder, a column per swept key)"
+        )
     return f"bad override: {message}"
+
+
+def _key(section: dict[str, Any], key: str, group: str) -> Any:
+    """``section[key]``; a config without it (an old ``CLINBENCH_CONF_DIR``) is told where
+    the default lives rather than given a KeyError."""
+    if key not in section:
+        raise ConfigError(f"{group}.{key} is not set: its default is in conf/{group}/default.yaml")
+    return section[key]
 
 
 def _int(value: Any, what: str) -> int:
@@ -191,13 +237,15 @@ def validate(cfg: DictConfig) -> SweepConfig:
     """Check every field and build the typed config."""
     raw = OmegaConf.to_container(cfg, resolve=True)
     env = raw["env"]["name"]
-    registered = {e.split("/", 1)[0] for e in env_ids()}
+    registered = {e.split("/", 1)[0] for e in _envs().env_ids()}
     families = list(raw["env"].get("families") or [])
     if not families or any(f not in registered for f in families):
         valid = sorted(registered | {"all"})
         raise ConfigError(f"unknown environment {env!r}; valid: {', '.join(valid)}")
     task_family = {
-        e.split("/", 1)[1]: e.split("/", 1)[0] for e in env_ids() if e.split("/", 1)[0] in families
+        e.split("/", 1)[1]: e.split("/", 1)[0]
+        for e in _envs().env_ids()
+        if e.split("/", 1)[0] in families
     }
     env_tasks = list(task_family)
     tasks = tuple(raw["tasks"] or ())
@@ -234,18 +282,32 @@ def validate(cfg: DictConfig) -> SweepConfig:
     seeds = tuple(_int(s, "every seed") for s in seeds)
     if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise ConfigError(f"seeds must be distinct non-negative integers, got {list(seeds)}")
+    if "train_episodes" in p:
+        raise ConfigError(
+            "protocol.train_episodes was replaced by protocol.train_steps: training budgets "
+            "are environment steps, the same for every learning agent (--steps; null: each "
+            "family's default)"
+        )
     protocol = ProtocolConfig(
-        train_episodes=_int(p["train_episodes"], "protocol.train_episodes (--episodes)"),
+        train_steps=None
+        if _key(p, "train_steps", "protocol") is None
+        else _int(p["train_steps"], "protocol.train_steps (--steps)"),
         eval_episodes=None
         if p["eval_episodes"] is None
         else _int(p["eval_episodes"], "protocol.eval_episodes (--eval-episodes)"),
         curve_points=_int(p["curve_points"], "protocol.curve_points"),
-        curve_episodes=_int(p.get("curve_episodes", 10), "protocol.curve_episodes"),
-        oc_episodes=_int(p.get("oc_episodes", 0), "protocol.oc_episodes"),
+        curve_episodes=_int(p["curve_episodes"], "protocol.curve_episodes"),
+        oc_episodes=_int(_key(p, "oc_episodes", "protocol"), "protocol.oc_episodes"),
+        null_episodes=_int(_key(p, "null_episodes", "protocol"), "protocol.null_episodes"),
+        budget_scale=_int(_key(p, "budget_scale", "protocol"), "protocol.budget_scale"),
         seeds=seeds,
     )
-    if protocol.train_episodes < 0:
-        raise ConfigError(f"training episodes must be >= 0, got {protocol.train_episodes}")
+    if protocol.budget_scale < 1:
+        raise ConfigError(f"protocol.budget_scale must be >= 1, got {protocol.budget_scale}")
+    if protocol.train_steps is not None and protocol.train_steps < 0:
+        raise ConfigError(f"training steps must be >= 0, got {protocol.train_steps}")
+    if protocol.null_episodes < 0:
+        raise ConfigError(f"protocol.null_episodes must be >= 0, got {protocol.null_episodes}")
     if protocol.eval_episodes is not None and protocol.eval_episodes < 1:
         raise ConfigError(f"evaluation episodes must be >= 1, got {protocol.eval_episodes}")
     if protocol.oc_episodes < 0:
@@ -269,14 +331,16 @@ def validate(cfg: DictConfig) -> SweepConfig:
         family=str(rc["family"]),
         bootstrap_reps=_int(rc["bootstrap_reps"], "report.bootstrap_reps"),
         bootstrap_seed=_int(rc["bootstrap_seed"], "report.bootstrap_seed"),
-        test=str(rc.get("test", "paired")),
+        test=str(_key(rc, "test", "report")),
     )
-    if report.test not in REPORT_TESTS:
-        raise ConfigError(f"unknown report.test {report.test!r}; valid: {', '.join(REPORT_TESTS)}")
+    tests = __getattr__("REPORT_TESTS")
+    if report.test not in tests:
+        raise ConfigError(f"unknown report.test {report.test!r}; valid: {', '.join(tests)}")
     if not 0.0 < report.alpha < 1.0:
         raise ConfigError(f"report.alpha must be in (0, 1), got {report.alpha}")
     if report.bootstrap_reps < 1:
         raise ConfigError("report.bootstrap_reps must be >= 1")
+    _check_declared(rc, [e.name for e in entries], sorted(set(task_family.values())))
 
     _check_agent_keys(entries, raw["agent"])
     agent_params = {e.name: dict(raw["agent"].get(e.name) or {}) for e in entries}
@@ -349,16 +413,45 @@ def _resolve_agents(refs: Any) -> list[AgentEntry]:
     """The agents of ``refs`` (names or spec strings) that can run here, or ConfigError
     naming the valid agents, the plugin that failed to import or the missing extra."""
     if not refs:
-        raise ConfigError(f"no agents selected; valid: {', '.join(agent_names())}")
+        raise ConfigError(f"no agents selected; valid: {', '.join(_agents().agent_names())}")
     entries = []
     for ref in refs:
         try:
-            entry = agent_entry(str(ref))
+            entry = _agents().agent_entry(str(ref))
             entry.require()
-        except AgentLoadError as exc:
+        except _agents().AgentLoadError as exc:
             raise ConfigError(str(exc)) from exc
         entries.append(entry)
     return entries
+
+
+def _check_declared(rc: Any, agents: list[str], envs: list[str]) -> None:
+    """The declared families (``report.primary``, margin, cross_family) are checked
+    before any cell runs, not when the report is rendered after the sweep."""
+    from clinbench.report.declared import declaration, split
+    from clinbench.report.results import ResultsError
+
+    try:
+        decl = declaration(OmegaConf.to_container(rc) if OmegaConf.is_config(rc) else rc)
+    except ResultsError as exc:
+        raise ConfigError(str(exc)) from None
+    primary = decl.primary
+    if isinstance(primary, dict):
+        for env in primary:
+            if env not in envs:
+                raise ConfigError(
+                    f"report.primary names family {env!r}, not in this sweep; valid: "
+                    f"{', '.join(envs)}"
+                )
+    lists = primary.values() if isinstance(primary, dict) else [primary or ()]
+    for entries in lists:
+        for entry in entries:
+            for name in split(entry):
+                if name != "*" and name not in agents:
+                    raise ConfigError(
+                        f"report.primary: {entry!r} names agent {name!r}, not in this sweep; "
+                        f"valid: *, {', '.join(agents)}"
+                    )
 
 
 def _check_agent_keys(entries: list[AgentEntry], params: dict[str, Any]) -> None:
@@ -375,13 +468,13 @@ def _check_agent_keys(entries: list[AgentEntry], params: dict[str, Any]) -> None
     selected = {e.name for e in entries}
     for name in sorted(set(params) - selected):
         try:
-            entry = agent_entry(name)
-        except AgentLoadError:
+            entry = _agents().agent_entry(name)
+        except _agents().AgentLoadError:
             continue
         if (
             entry.factory is not None
         ):  # an optional agent not installed here still has its signature
-            accepted = agent_parameters(dataclasses.replace(entry, unavailable=None))
+            accepted = _agents().agent_parameters(dataclasses.replace(entry, unavailable=None))
             unknown = sorted(set(params[name] or {}) - set(accepted))
             if unknown:
                 raise ConfigError(
@@ -394,7 +487,7 @@ def _check_agent_params(entries: list[AgentEntry], params: dict[str, dict[str, A
     must be a parameter of its constructor, with a value of the kind of its default (a
     typo such as ``omega=abc`` fails here, not in every cell of the agent)."""
     for e in entries:
-        defaults = agent_parameters(e)
+        defaults = _agents().agent_parameters(e)
         unknown = sorted(set(params[e.name]) - set(defaults))
         if unknown:
             raise ConfigError(

@@ -36,7 +36,7 @@ def synthetic_manifest(grid: dict[str, Any], cells: list[dict[str, Any]]) -> dic
     return {
         "grid": grid,
         "cells": cells,
-        "protocol": {"train_episodes": 0, "eval_episodes": 2, "curve_points": 1},
+        "protocol": {"train_steps": 0, "eval_episodes": 2, "curve_points": 1},
         "code": "test",
         "clinbench_version": "test",
         "config_hash": "test",
@@ -49,3 +49,24 @@ def synthetic_manifest(grid: dict[str, Any], cells: list[dict[str, Any]]) -> dic
         "finished": "-",
         "wall_seconds": 0.0,
     }
+
+
+def rliable_library() -> Any:
+    """``rliable.library`` under the pinned stack. rliable 1.2.0 requires arch < 8, and
+    arch 7.2.0 calls pandas' private ``deprecate_kwarg`` with the pandas-2 signature,
+    which pandas 3.1 changed (a warning class first): give it that class, then import."""
+    from pandas.util import _decorators
+
+    original = _decorators.deprecate_kwarg
+    if getattr(original, "clinbench_shim", False) is False:
+
+        def shim(*args, **kwargs):
+            if args and isinstance(args[0], str):
+                args = (FutureWarning, *args)
+            return original(*args, **kwargs)
+
+        shim.clinbench_shim = True
+        _decorators.deprecate_kwarg = shim
+    import importlib
+
+    return importlib.import_module("rliable.library")

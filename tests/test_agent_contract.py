@@ -158,7 +158,7 @@ def test_a_sweep_cell_gives_only_the_context_own_seeds_and_training_envs(receive
         "agent_params": {},
         "env_overrides": {},
         "code": "test",
-        "protocol": {"train_episodes": 2, "eval_episodes": 3, "curve_points": 2},
+        "protocol": {"train_steps": 2, "eval_episodes": 3, "curve_points": 2},
         "agent_ref": RECORDING,
         "agent_code": "",
     }
@@ -186,7 +186,7 @@ def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatc
         "easy_bench",
         "--seed",
         "918273",
-        "--train-episodes",
+        "--train-steps",
         "1",
         "--json",
     )

@@ -12,13 +12,14 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 import clinbench
 from clinbench.charts import CANONICAL_RESULTS, default_docs
 from clinbench.charts.figures import CHARTS as GENERIC_CHARTS
-from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN
+from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN, style
 from clinbench.cli.app import app
 from clinbench.env.recruitment.charts import CHARTS as RECRUITMENT_CHARTS
 
@@ -246,7 +247,11 @@ def test_aggregate_table_marks_the_best_and_the_significantly_worse(paper, repor
 def test_export_is_byte_identical(smoke, paper, tmp_path):
     result = invoke("export", "--results", smoke, "--out", tmp_path, "--format", "pdf")
     assert result.exit_code == 0, result.output
-    assert tree(tmp_path) == tree(paper)
+    ours, theirs = tree(tmp_path), tree(paper)
+    # the README names the folder it was written to (its LaTeX paths, its command)
+    readme = theirs.pop("README.md").replace(str(paper).encode(), str(tmp_path).encode())
+    assert ours.pop("README.md") == readme
+    assert ours == theirs
 
 
 def test_agent_colours_follow_the_report_order_not_the_installed_agents():
@@ -259,3 +264,94 @@ def test_agent_colours_follow_the_report_order_not_the_installed_agents():
         "my_plugin": OKABE_ITO[0],
         "heuristic": OKABE_ITO[1],
     }
+
+
+#: 16 agents: the registry's own, then plugins
+SIXTEEN = [
+    "heuristic", "random", "hcapo", "mira", "klong", "memexrl", "fixed_design", "grpo",
+    "ppo", "maskable_ppo", "bc", "rwbc", "iql", "learned_reward", "llm", "my_plugin",
+]  # fmt: skip
+
+
+def test_colour_and_marker_never_repeat_up_to_16_agents():
+    from matplotlib.colors import to_rgb
+
+    from clinbench.charts.style import agent_colors, agent_markers
+
+    colours, markers = agent_colors(SIXTEEN), agent_markers(SIXTEEN)
+    assert len({to_rgb(c) for c in colours.values()}) == 16
+    assert len(set(markers.values())) == 16
+    assert colours["heuristic"] != colours["maskable_ppo"]
+    assert markers["heuristic"] != markers["maskable_ppo"]
+    # every prefix keeps its look: a subset in report order draws the same as the whole
+    assert agent_colors(SIXTEEN[:9]) == {a: colours[a] for a in SIXTEEN[:9]}
+
+
+def _runs(seed: int, runs: int = 5, tasks: int = 3) -> np.ndarray:
+    """[run, task] normalised scores, ties included (as rounded real scores have)."""
+    return np.round(np.random.default_rng(seed).normal(0.5, 0.3, (runs, tasks)), 1)
+
+
+def test_profile_band_is_the_stratified_bootstrap_computed_directly():
+    from clinbench.stats import performance_profile_ci
+
+    scores, taus = _runs(3), np.linspace(-0.1, 1.1, 25)
+    profile, lo, hi = performance_profile_ci(scores, taus, np.random.default_rng(9), reps=400)
+    # the same draws by hand: per replicate, per task, runs with replacement
+    gen, reps = np.random.default_rng(9), []
+    for _ in range(0, 400, 250):
+        size = min(250, 400 - len(reps))
+        idx = [gen.integers(0, 5, size=(size, 5)) for _ in range(3)]
+        for r in range(size):
+            pooled = np.concatenate([scores[idx[t][r], t] for t in range(3)])
+            reps.append([(pooled > tau).mean() for tau in taus])
+    want_lo, want_hi = np.quantile(np.array(reps), [0.025, 0.975], axis=0)
+    assert np.array_equal(profile, [(scores > tau).mean() for tau in taus])
+    assert np.allclose(lo, want_lo) and np.allclose(hi, want_hi)
+    assert np.all(lo <= profile) and np.all(profile <= hi)
+    again = performance_profile_ci(scores, taus, np.random.default_rng(9), reps=400)
+    assert all(np.array_equal(a, b) for a, b in zip(again, (profile, lo, hi), strict=True))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_profile_band_agrees_with_rliable(seed):
+    from shared_helpers import rliable_library
+
+    from clinbench.stats import performance_profile_ci
+
+    pytest.importorskip("rliable")
+    library = rliable_library()
+    scores, taus = _runs(seed, runs=10, tasks=3), np.linspace(-0.1, 1.1, 13)
+    np.random.seed(seed)  # rliable draws from numpy's global generator
+    try:
+        points, cis = library.create_performance_profile({"a": scores}, taus, reps=4000)
+    finally:
+        np.random.seed(None)
+    profile, lo, hi = performance_profile_ci(
+        scores, taus, np.random.default_rng(seed), reps=4000
+    )
+    assert np.array_equal(profile, points["a"])
+    # both are Monte Carlo percentiles of a distribution on a grid of 1/30: at most one
+    # grid step apart where a quantile falls on a jump
+    step = 1 / scores.size
+    assert np.abs(lo - cis["a"][0]).max() <= step + 1e-12
+    assert np.abs(hi - cis["a"][1]).max() <= step + 1e-12
+    assert np.mean(np.isclose(lo, cis["a"][0])) >= 0.7
+
+
+def test_performance_profile_draws_a_band_per_agent(smoke):
+    from matplotlib.collections import PolyCollection
+
+    from clinbench.charts import load_chart_data
+    from clinbench.charts.figures import performance_profile
+
+    data = load_chart_data(smoke)
+    with style():
+        fig = performance_profile(data, DOUBLE_COLUMN)
+    ax = fig.axes[0]
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert len(bands) == len(data.agents) == len(lines)
+    for agent, line in lines.items():
+        assert line.get_marker() == data.markers[agent]
+        assert line.get_color() == data.colors[agent]

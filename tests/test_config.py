@@ -36,12 +36,11 @@ def flags(**kwargs) -> list[str]:
         "seeds",
         "agents",
         "tasks",
-        "episodes",
+        "steps",
         "eval_episodes",
         "jobs",
         "backend",
         "scheduler",
-        "results",
     )
     return overrides_from_flags(*(kwargs.get(n) for n in names))
 
@@ -56,7 +55,7 @@ def hashes(*overrides: str) -> dict[tuple, str]:
 def test_smoke_preset_sets_the_values_of_its_file():
     preset = conf_file("preset", "smoke.yaml")
     cfg = load(["preset=smoke"])
-    assert cfg.protocol.train_episodes == preset["protocol"]["train_episodes"]
+    assert cfg.protocol.train_steps == preset["protocol"]["train_steps"]
     assert cfg.protocol.eval_episodes == preset["protocol"]["eval_episodes"]
     assert cfg.protocol.curve_points == preset["protocol"]["curve_points"]
     assert list(cfg.protocol.seeds) == preset["protocol"]["seeds"]
@@ -75,7 +74,7 @@ def test_default_config_is_the_files_in_conf():
     assert cfg.results == Path(top["results"])
     protocol = conf_file("protocol", "default.yaml")
     assert list(cfg.protocol.seeds) == protocol["seeds"]
-    assert cfg.protocol.train_episodes == protocol["train_episodes"]
+    assert cfg.protocol.train_steps == protocol["train_steps"]
     assert cfg.launcher.backend == conf_file("launcher", "loky.yaml")["backend"]
     for agent in cfg.agents:
         assert cfg.agent_params[agent] == (conf_file("agent", f"{agent}.yaml") or {})
@@ -83,11 +82,11 @@ def test_default_config_is_the_files_in_conf():
 
 @pytest.mark.parametrize("preset_first", [True, False], ids=["preset-first", "preset-last"])
 def test_flags_win_over_the_preset(preset_first):
-    given = flags(seeds="3,4", episodes=5, eval_episodes=1, jobs=2, backend=None)
+    given = flags(seeds="3,4", steps=5, eval_episodes=1, jobs=2, backend=None)
     overrides = ["preset=smoke", *given] if preset_first else [*given, "preset=smoke"]
     cfg = load(overrides)
     assert cfg.protocol.seeds == (3, 4)
-    assert cfg.protocol.train_episodes == 5
+    assert cfg.protocol.train_steps == 5
     assert cfg.protocol.eval_episodes == 1
     assert cfg.launcher.jobs == 2
     # what no flag touched still comes from the preset
@@ -174,7 +173,8 @@ def test_task_parameter_overrides_use_the_documented_syntax():
         ("env.overrides={easy_bench: {budget: abc}}", ["budget", "float"]),
         ("env.overrides={nosuch: {budget: 1}}", ["nosuch", "easy_bench"]),
         ("agents.x=1", ["agents.x"]),
-        ("protocol.train_episodes=-1", ["training episodes", ">= 0"]),
+        ("protocol.train_steps=-1", ["training steps", ">= 0"]),
+        ("+protocol.train_episodes=600", ["replaced by protocol.train_steps"]),
         ("protocol.seeds=[1,1]", ["distinct"]),
         ("protocol.seeds=[1,x]", ["integer", "'x'"]),
     ],
@@ -319,7 +319,7 @@ def test_cell_hash_covers_the_agent_parameters():
 
 
 @pytest.mark.parametrize(
-    "override", ["protocol.train_episodes=9", "protocol.eval_episodes=3", "protocol.curve_points=3"]
+    "override", ["protocol.train_steps=9", "protocol.eval_episodes=3", "protocol.curve_points=3"]
 )
 def test_cell_hash_covers_the_protocol(override):
     before = hashes(*BASE)

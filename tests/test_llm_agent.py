@@ -236,7 +236,7 @@ def test_llm_is_listed_and_bad_parameters_exit_2(tmp_path):
         ["sweep", "preset=smoke", "--agents", "llm", "--results", str(tmp_path), "agent.llm.x=1"],
     )
     if importlib.util.find_spec("openai") is None:  # unavailable, with the install command
-        assert r.exit_code == 2 and 'pip install -e ".[llm]"' in r.output
+        assert r.exit_code == 2 and 'pip install -c constraints.txt -e ".[llm]"' in r.output
     else:
         assert r.exit_code == 2 and "x" in r.output
 

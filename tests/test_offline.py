@@ -606,7 +606,7 @@ def test_the_offline_protocol_hands_the_agent_data_never_an_environment(store, m
         "agent_params": {},
         "env_overrides": {},
         "code": "test",
-        "protocol": {"train_episodes": 0, "eval_episodes": 3, "curve_points": 1, "oc_episodes": 0},
+        "protocol": {"train_steps": 0, "eval_episodes": 3, "curve_points": 1, "oc_episodes": 0},
         "agent_ref": f"{PLUGIN}:RecordingOfflineAgent",
         "agent_code": "",
         "dataset": spec.name,

@@ -29,7 +29,7 @@ GRID = [
     "1",
     "7",
     "21",
-    "--episodes",
+    "--steps",
     "0",
     "--eval-episodes",
     "2",

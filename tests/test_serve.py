@@ -362,7 +362,7 @@ def test_a_sweep_over_the_remote_environment_equals_the_in_process_sweep(served,
         "easy_bench,effective_drug",
         "--seeds",
         "1",
-        "protocol.train_episodes=8",
+        "protocol.train_steps=1440",
     ]
     here, there = tmp_path / "here", tmp_path / "there"
     assert runner.invoke(app, [*args, "--results", str(here)]).exit_code == 0
@@ -435,7 +435,7 @@ def test_serve_help_and_missing_extra(monkeypatch):
 
     monkeypatch.setattr(serve_cli, "available", lambda: False)
     r = runner.invoke(app, ["serve", "--task", "hard_bench"])
-    assert r.exit_code == 2 and 'pip install -e ".[serve]"' in r.output
+    assert r.exit_code == 2 and 'pip install -c constraints.txt -e ".[serve]"' in r.output
     r = runner.invoke(app, ["serve", "--task", "nope"])
     assert r.exit_code == 2 and "hard_bench" in r.output
 

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats as sps
+from shared_helpers import rliable_library
 
 from clinbench import stats as cs
 
@@ -240,25 +241,7 @@ def test_repeated_measures_f_without_residual_spread():
 
 
 # --------------------------------------------------------------------------- rliable.library
-def _rliable_library():
-    """``rliable.library`` under the pinned stack. rliable 1.2.0 requires arch < 8, and
-    arch 7.2.0 calls pandas' private ``deprecate_kwarg`` with the pandas-2 signature,
-    which pandas 3.1 changed (a warning class first): give it that class, then import."""
-    from pandas.util import _decorators
-
-    original = _decorators.deprecate_kwarg
-    if getattr(original, "clinbench_shim", False) is False:
-
-        def shim(*args, **kwargs):
-            if args and isinstance(args[0], str):
-                args = (FutureWarning, *args)
-            return original(*args, **kwargs)
-
-        shim.clinbench_shim = True
-        _decorators.deprecate_kwarg = shim
-    import importlib
-
-    return importlib.import_module("rliable.library")
+_rliable_library = rliable_library
 
 
 def test_rliable_library_imports_and_agrees_on_the_point_estimates():

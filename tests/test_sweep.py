@@ -118,7 +118,7 @@ def reference(tmp_path_factory) -> Path:
             ["--tasks", "easy_bench", "hard_bench", "--seeds", "1", "2"],
             ["--tasks", "easy_bench,hard_bench", "--seeds", "1,2"],
         ),
-        (["--seeds", "--jobs", "2"], ["--seeds", "--jobs", "2"]),
+        (["--seeds", "--jobs", "2"], ["--seeds", "", "--jobs", "2"]),  # an empty list
         (["--jobs", "2", "3"], ["--jobs", "2", "3"]),
         (["preset=smoke", "x"], ["preset=smoke", "x"]),
     ],
@@ -425,7 +425,8 @@ BAD_INPUT = {
     "empty seeds": (["preset=smoke", "protocol.seeds=[]"], ["seed list is empty", "--seeds"]),
     "non-integer seed": (["--seeds", "1", "x", "preset=smoke"], ["'x'", "integer"]),
     "repeated seed": (["--seeds", "1", "1", "preset=smoke"], ["distinct"]),
-    "negative episodes": (["--episodes", "-1", "preset=smoke"], ["--episodes", AT_LEAST.format(0)]),
+    "negative steps": (["--steps", "-1", "preset=smoke"], ["--steps", AT_LEAST.format(0)]),
+    "episodes budget": (["--episodes", "600", "preset=smoke"], ["--episodes"]),
     "no evaluation episodes": (
         ["--eval-episodes", "0", "preset=smoke"],
         ["--eval-episodes", AT_LEAST.format(1)],
@@ -454,7 +455,7 @@ def test_bad_input_exits_2_naming_the_valid_choices(tmp_path, args, named):
 @pytest.mark.skipif(not FULL_SWEEP.exists(), reason="experiments/full_sweep.py is not there yet")
 def test_full_sweep_script_runs_the_same_sweep(tmp_path):
     flags = [
-        "--episodes",
+        "--steps",
         "2",
         "--eval-episodes",
         "1",
@@ -481,7 +482,7 @@ def test_full_sweep_script_runs_the_same_sweep(tmp_path):
     assert result.exit_code == 0, result.output
     assert_same_tables(tmp_path / "script", tmp_path / "cli")
     m = manifest(tmp_path / "script")
-    assert m["protocol"]["train_episodes"] == 2 and m["protocol"]["eval_episodes"] == 1
+    assert m["protocol"]["train_steps"] == 2 and m["protocol"]["eval_episodes"] == 1
     assert m["grid"]["seeds"] == [1] and m["grid"]["agents"] == ["heuristic", "random"]
 
 

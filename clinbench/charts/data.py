@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinbench.charts.style import agent_colors
+from clinbench.charts.style import agent_colors, agent_markers
 from clinbench.env.family import Family
 from clinbench.env.registry import family
 from clinbench.references import normalise
@@ -56,6 +56,10 @@ class ChartData:
     def colors(self) -> dict[str, str]:
         return agent_colors(self.agents)
 
+    @property
+    def markers(self) -> dict[str, str]:
+        return agent_markers(self.agents)
+
     def cell_scores(self) -> pd.DataFrame:
         """One row per (task, agent, seed): the mean over evaluation episodes."""
         return self.results.groupby(
@@ -87,6 +91,11 @@ def _without(frame: pd.DataFrame, cells: list[dict[str, Any]]) -> pd.DataFrame:
 
 def load_chart_data(folder: Path) -> ChartData:
     folder = Path(folder)
+    if not folder.is_dir():  # name the folder, not every file it would have held
+        what = "is a file, not a results folder" if folder.exists() else "does not exist"
+        raise ChartDataError(
+            f"{folder} {what} (relative to {Path.cwd()}); give a sweep's folder with --results"
+        )
     needed = [
         "benchmark_report.json",
         "sweep_results.csv",
@@ -105,10 +114,41 @@ def load_chart_data(folder: Path) -> ChartData:
         raise ChartDataError(
             f"{folder / 'benchmark_report.json'} is not valid JSON: {exc}"
         ) from None
-    results = pd.read_csv(folder / "sweep_results.csv")
+    results = _without(_read_csv(folder / "sweep_results.csv"), report.get("missing", []))
+    _check_finite(results, ("score",), folder / "sweep_results.csv")
+    curves = _read_csv(folder / "training_curves.csv")
+    _check_finite(curves, ("mean_score",), folder / "training_curves.csv")
     return ChartData(
         report=report,
-        results=_without(results, report.get("missing", [])),
-        curves=pd.read_csv(folder / "training_curves.csv"),
-        trajectories=pd.read_csv(folder / "progress_by_time.csv"),
+        results=results,
+        curves=curves,
+        trajectories=_read_csv(folder / "progress_by_time.csv"),
     )
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A tidy CSV, or ChartDataError naming it (charts of a damaged file would be wrong)."""
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ChartDataError(f"{path} is not a readable CSV file: {exc}") from None
+
+
+def _check_finite(frame: pd.DataFrame, columns: tuple[str, ...], path: Path) -> None:
+    """Every value the charts plot from ``columns`` is a finite number, as ``report`` checks
+    the cell files: a NaN would silently drop points or shift a mean."""
+    for column in columns:
+        if column not in frame.columns:
+            raise ChartDataError(f"{path} has no {column!r} column")
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() | values.abs().eq(float("inf"))
+        if bad.any():
+            row = frame[bad].iloc[0]
+            where = ", ".join(
+                f"{k} {row[k]}" for k in ("agent", "task", "seed") if k in frame.columns
+            )
+            raise ChartDataError(
+                f"{path}: {int(bad.sum())} {column} value(s) are not finite numbers (first: "
+                f"{where}); re-running the sweep's command rebuilds the CSVs from the cell files "
+                "(it resumes)"
+            )

@@ -1,12 +1,15 @@
 """The charts, one function each: ``f(data, width) -> Figure``.
 
-Titles state n and the interval method; every agent keeps its colour. No chart uses
-randomness (no seaborn bootstrap, no jitter), so files are reproducible.
+Titles state n and the interval method; every agent keeps its colour and marker. The
+one resampling (the performance profile's bootstrap band) draws from a Generator seeded
+by the report's bootstrap seed and the agent; nothing else is random (no seaborn
+bootstrap, no jitter), so files are reproducible.
 """
 
 from __future__ import annotations
 
 import textwrap
+import zlib
 from collections.abc import Callable
 
 import matplotlib.pyplot as plt
@@ -14,12 +17,16 @@ import numpy as np
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
-from matplotlib.patches import Patch
 from scipy import stats as sps
 
 from clinbench.charts.data import ChartData
 
 LEARNING = ("hcapo", "mira", "klong", "memexrl", "grpo")
+
+
+def _seeds(n: int) -> str:
+    """``1 seed`` / ``5 seeds`` in titles and captions."""
+    return f"{n} seed" if n == 1 else f"{n} seeds"
 
 
 def panels(
@@ -97,10 +104,6 @@ def _p(value: float | None) -> str:
     return "undefined (every block tied)" if value is None else f"{value:.2g}"
 
 
-def _legend_handles(d: ChartData, agents: list[str]) -> list[Patch]:
-    return [Patch(color=d.colors[a], label=a) for a in agents]
-
-
 def _errorbar(ax, value: float, lo: float | None, hi: float | None, y: float, **kw) -> None:
     """A point with its interval, or the point alone where the report gives no interval."""
     xerr = None if lo is None or hi is None else [[value - lo], [hi - value]]
@@ -130,7 +133,7 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
                     m,
                     yi,
                     xerr=[[m - lo], [hi - m]],
-                    fmt="o",
+                    fmt=d.markers[agent],
                     color=d.colors[agent],
                     capsize=2,
                     ms=4,
@@ -141,7 +144,8 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
         for yi, agent in zip(y, d.agents, strict=True):
             if agent in agg["agents"]:
                 s = agg["agents"][agent]["mean"]
-                _errorbar(ax, s["value"], s["lo"], s["hi"], yi, fmt="s", color=d.colors[agent])
+                m, c = d.markers[agent], d.colors[agent]
+                _errorbar(ax, s["value"], s["lo"], s["hi"], yi, fmt=m, color=c)
         ax.axvline(0, color="grey", lw=0.8, ls=":")
         ax.axvline(1, color="grey", lw=0.8, ls=":")
         ax.set_title(f"{env} aggregate")
@@ -151,7 +155,7 @@ def agent_comparison(d: ChartData, width: float) -> Figure:
         fig,
         "Mean score per task and per environment family (per-seed mean normalised score; 0 "
         "and 1: random's and the reference planner's means on the reference worlds), "
-        f"Student-t 95 % CIs; n = {len(d.seeds)} seeds",
+        f"Student-t 95 % CIs; n = {_seeds(len(d.seeds))}",
         width,
     )
     return fig
@@ -200,7 +204,7 @@ def score_distribution(d: ChartData, width: float) -> Figure:
     suptitle(
         fig,
         "Score per seed (mean over its evaluation episodes): box = quartiles, points = the "
-        f"{len(d.seeds)} seeds",
+        f"{_seeds(len(d.seeds))}",
         width,
     )
     return fig
@@ -254,10 +258,10 @@ def learning_curves(d: ChartData, width: float) -> Figure:
             if c.empty:
                 continue
             xs, ms, los, his = [], [], [], []
-            for x, g in c.groupby("episodes_seen"):
+            for x, g in c.groupby("env_steps"):
                 m, lo, hi = _t_ci(g.mean_score.to_numpy())
                 xs.append(x), ms.append(m), los.append(lo), his.append(hi)
-            ax.plot(xs, ms, marker="o", ms=3, color=d.colors[agent], label=agent)
+            ax.plot(xs, ms, marker=d.markers[agent], ms=3, color=d.colors[agent], label=agent)
             ax.fill_between(xs, los, his, color=d.colors[agent], alpha=0.15, lw=0)
         for base in ("heuristic", "random"):
             v = cells[(cells.task == task) & (cells.agent == base)].score
@@ -266,12 +270,12 @@ def learning_curves(d: ChartData, width: float) -> Figure:
                     v.mean(), color=d.colors[base], ls="--", lw=1, label=f"{base} (no training)"
                 )
         ax.set_title(task)
-        ax.set_xlabel("training episodes")
+        ax.set_xlabel("training environment steps")
         ax.set_ylabel("evaluation score")
     bottom_legend(fig, axes[0], 4, width)
     suptitle(
         fig,
-        f"Learning curves: greedy evaluation score, mean over {len(d.seeds)} seeds (Student-t 95 "
+        f"Learning curves: greedy evaluation score, mean over {_seeds(len(d.seeds))} (Student-t 95 "
         "% band)",
         width,
     )
@@ -350,7 +354,7 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
             linewidths=0.5,
             cbar_kws={"label": f"{effect} (row - column)"},
         )
-        ax.set_title(f"{fam['name']} (m = {fam['m']}, n = {fam['seeds']} seeds)")
+        ax.set_title(f"{fam['name']} (m = {fam['m']}, n = {_seeds(fam['seeds'])})")
         ax.tick_params(axis="x", rotation=45)
         ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
@@ -385,13 +389,16 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
         for yi, p in zip(y, pairs, strict=True):
             v = p["prob_improvement"]
             if v["zero_width"]:
-                ax.plot(v["value"], yi, "o", ms=5, mfc="white", color=d.colors[p["a"]])
+                ax.plot(
+                    v["value"], yi, d.markers[p["a"]], ms=5, mfc="white", color=d.colors[p["a"]]
+                )
             else:
-                _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt="o", color=d.colors[p["a"]])
+                m, c = d.markers[p["a"]], d.colors[p["a"]]
+                _errorbar(ax, v["value"], v["lo"], v["hi"], yi, fmt=m, color=c)
         ax.axvline(0.5, color="grey", ls=":", lw=1)
         ax.set_yticks(y, [f"P({p['a']} > {p['b']})" for p in pairs])
         ax.set_xlim(-0.02, 1.02)
-        ax.set_title(f"{fam['name']} (n = {fam['seeds']} seeds)" if fam["name"] else "")
+        ax.set_title(f"{fam['name']} (n = {_seeds(fam['seeds'])})" if fam["name"] else "")
     axes.flat[-1].set_xlabel("probability of improvement")
     _title(
         axes.flat[0],
@@ -403,8 +410,24 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
     return fig
 
 
+#: Bootstrap replicates of the performance profile's band (rliable's default) and the seed
+#: used when a report records none.
+PROFILE_REPS, PROFILE_SEED = 2_000, 20_211_129
+
+
+def profile_rng(d: ChartData, env: str, agent: str) -> np.random.Generator:
+    """The band's Generator: seeded by the report's bootstrap seed, the family and the
+    agent, so an agent's band does not change with which other agents ran."""
+    seed = d.report["protocol"].get("bootstrap_seed", PROFILE_SEED)
+    labels = [zlib.crc32(x.encode()) for x in ("performance_profile", env, agent)]
+    return np.random.default_rng(np.random.SeedSequence([seed, *labels]))
+
+
 def performance_profile(d: ChartData, width: float) -> Figure:
-    """Fraction of runs (tasks x seeds) with normalised score above tau, per family."""
+    """Fraction of runs (tasks x seeds) with normalised score above tau, per family, with
+    rliable's pointwise stratified bootstrap 95 % band (seeds resampled within each task)."""
+    from clinbench.stats import performance_profile_ci
+
     norm = d.normalised_scores()
     envs = [e for e in dict.fromkeys(d.task_env(t) for t in d.tasks) if d.tasks_of(e)]
     envs = [e for e in envs if norm.task.isin(d.tasks_of(e)).any()] or envs[:1]
@@ -420,24 +443,35 @@ def performance_profile(d: ChartData, width: float) -> Figure:
         taus = np.linspace(
             min(-0.1, float(part.normalised.min())), max(1.1, float(part.normalised.max())), 241
         )
-        for agent in d.agents:
-            v = part[part.agent == agent].normalised.to_numpy()
-            if v.size:
-                ax.plot(
-                    taus,
-                    (v[None, :] > taus[:, None]).mean(axis=1),
-                    color=d.colors[agent],
-                    label=agent,
-                    lw=1.5,
-                )
+        for i, agent in enumerate(d.agents):
+            mine = part[part.agent == agent]
+            runs = [g.normalised.to_numpy() for _, g in mine.groupby("task", sort=False)]
+            if not runs:
+                continue
+            profile, lo, hi = performance_profile_ci(
+                runs, taus, profile_rng(d, env, agent), reps=PROFILE_REPS
+            )
+            ax.plot(
+                taus,
+                profile,
+                color=d.colors[agent],
+                label=agent,
+                lw=1.5,
+                marker=d.markers[agent],
+                ms=3.5,
+                markevery=(3 * i % 30, 30),
+            )
+            ax.fill_between(taus, lo, hi, color=d.colors[agent], alpha=0.15, lw=0)
         ax.set_title(f"{env} ({len(d.tasks_of(env))} tasks)")
         ax.set_xlabel(r"normalised score $\tau$")
         ax.set_ylabel(r"runs with score > $\tau$")
         ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _title(
         axes.flat[0],
-        f"Performance profile per family over its tasks x {len(d.seeds)} seeds (0 and 1: "
-        "random's and the reference planner's means on the reference worlds)",
+        f"Performance profile per family over its tasks x {_seeds(len(d.seeds))} (0 and 1: "
+        "random's and the reference planner's means on the reference worlds); bands: "
+        f"stratified bootstrap 95 % ({PROFILE_REPS} replicates, seeds resampled within each "
+        "task)",
         w,
     )
     return fig
@@ -457,7 +491,7 @@ def _cd_panel(ax, d: ChartData, r: dict, name: str) -> None:
     for j, a in enumerate(order):
         yy = -0.5 * (j + 1)
         ax.plot([ranks[a], ranks[a]], [0, yy], color=d.colors[a], lw=1)
-        ax.plot(ranks[a], 0, "o", color=d.colors[a], ms=5)
+        ax.plot(ranks[a], 0, d.markers[a], color=d.colors[a], ms=5)
         ax.text(
             ranks[a] + 0.05 if j < k / 2 else ranks[a] - 0.05,
             yy,

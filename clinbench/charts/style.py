@@ -1,10 +1,12 @@
 """One look for every chart: colours per agent, fonts, and deterministic files.
 
-Colours come from the Okabe-Ito palette (safe for the common colour-vision
-deficiencies) and are fixed per agent by the registry order, so an agent has the same
-colour in every chart, whatever subset a sweep ran. Files are byte-identical when
-regenerated: bundled DejaVu fonts, text as paths in SVG, a fixed ``svg.hashsalt``,
-no dates or software tags in the metadata, fixed dpi.
+Each agent has a colour and a marker, fixed by its place in the report's agent order,
+so an agent looks the same in every chart. The first eight colours are the Okabe-Ito
+palette (safe for the common colour-vision deficiencies), the next eight Paul Tol's
+muted and dark colours; markers differ too, so agents stay apart in greyscale and for
+readers who cannot tell two colours apart. Neither repeats up to 16 agents. Files are
+byte-identical when regenerated: bundled DejaVu fonts, text as paths in SVG, a fixed
+``svg.hashsalt``, no dates or software tags in the metadata, fixed dpi.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Paul Tol's muted / dark colours that are not close to an Okabe-Ito one, then grey.
+TOL = ("#332288", "#882255", "#117733", "#999933", "#CC6677", "#AA4499", "#44AA99", "#888888")
+PALETTE = OKABE_ITO + TOL
+#: Filled markers first (they carry the colour best), then line markers.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "H", "+", "x")
 FORMATS = ("svg", "png")
 
 SCREEN = {
@@ -63,8 +70,13 @@ SINGLE_COLUMN, DOUBLE_COLUMN = 3.5, 7.16
 def agent_colors(agents: list[str]) -> dict[str, str]:
     """A colour per agent, by its place in the report's agent order: the same results
     give the same charts whatever agents or extras are installed where they are drawn
-    (eight distinct colours; a ninth agent repeats the first)."""
-    return {a: OKABE_ITO[i % len(OKABE_ITO)] for i, a in enumerate(agents)}
+    (16 distinct colours; a 17th agent repeats the first)."""
+    return {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(agents)}
+
+
+def agent_markers(agents: list[str]) -> dict[str, str]:
+    """A marker per agent, by the same order as its colour (16 distinct markers)."""
+    return {a: MARKERS[i % len(MARKERS)] for i, a in enumerate(agents)}
 
 
 @contextmanager

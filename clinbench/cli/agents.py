@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clinbench.agents.registry import ENTRY_POINT_GROUP, AgentEntry, agent_entries
 from clinbench.cli.common import console, examples, print_json
+
+if TYPE_CHECKING:
+    from clinbench.agents.registry import AgentEntry
 
 
 def register(app: typer.Typer) -> None:
@@ -31,6 +33,8 @@ def agents_command(
     Unavailable agents (an optional extra not installed, a plugin that fails to import)
     are listed with the reason and the fix. Any class can also be swept without packaging
     by its spec string, ``module:Class`` or ``path/to/file.py:Class``."""
+    from clinbench.agents.registry import ENTRY_POINT_GROUP, agent_entries
+
     rows = [agent_record(e) for e in agent_entries()]
     if as_json:
         print_json(rows)

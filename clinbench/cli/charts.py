@@ -13,9 +13,14 @@ from typing import Annotated
 
 import typer
 
-from clinbench.cli.common import console, err_console, examples, fail
-
-DEFAULT_RESULTS = Path("data/sweep_results")
+from clinbench.cli.common import (
+    DEFAULT_RESULTS,
+    console,
+    err_console,
+    examples,
+    fail,
+    writable_folder,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +39,10 @@ def run_charts(results: Path, docs: Path | None, check_only: bool) -> None:
     from clinbench.charts import ChartDataError, check, default_docs, render_all
 
     docs = default_docs(results) if docs is None else docs
+    if not check_only:
+        writable_folder(results, "results folder", create=False)
+        if docs is not None:
+            writable_folder(docs, "--docs folder")
     try:
         if check_only:
             problems = check(results, docs)

@@ -8,22 +8,29 @@ stderr naming the valid choices, never a traceback; stdout stays clean so that
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterable
 from enum import Enum
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from clinbench.agents.registry import AgentEntry, AgentLoadError, agent_entry
-from clinbench.env import env_ids
+if TYPE_CHECKING:  # the command line's help must not wait for the agents and environments
+    from clinbench.agents.registry import AgentEntry
 
 #: Exit code of bad command-line input.
 USAGE_ERROR = 2
+
+#: The results folder of every command: ``results`` of conf/config.yaml (a test checks
+#: they agree), so that ``sweep``, ``report``, ``charts`` and ``export`` meet by default.
+DEFAULT_RESULTS = Path("data/sweep_results")
 
 #: Tables and summaries (stdout).
 console = Console(highlight=False)
@@ -48,6 +55,29 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(USAGE_ERROR)
 
 
+def writable_folder(path: Path, what: str, create: bool = True) -> Path:
+    """``path`` as a folder this process can write in (made if ``create``), else exit 2
+    naming it: a file where the folder should be, or no permission, would otherwise
+    surface as a traceback half-way through the work."""
+    if path.exists() and not path.is_dir():
+        fail(f"{what} {quote(path)} is a file, not a folder")
+    if not create and not path.exists():
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".clinbench-write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        fail(f"cannot write in {what} {quote(path)}: {exc.strerror or exc}")
+    return path
+
+
+def quote(path: Path | str) -> str:
+    """A path as a shell would take it back (pasteable with spaces or quotes in it)."""
+    return shlex.quote(str(path))
+
+
 def fail_choice(kind: str, value: str, valid: Iterable[str]) -> NoReturn:
     """Exit 2 with ``unknown <kind> 'value'; valid: a, b, c``."""
     fail(f"unknown {kind} {value!r}; valid: {', '.join(valid)}")
@@ -56,12 +86,21 @@ def fail_choice(kind: str, value: str, valid: Iterable[str]) -> NoReturn:
 def resolve_agent(ref: str) -> AgentEntry:
     """The agent named ``ref`` (a name or a ``module:Class`` spec) that can run here,
     else exit 2 listing the agents or saying why it cannot load."""
+    from clinbench.agents.registry import AgentLoadError, agent_entry
+
     try:
         entry = agent_entry(ref)
         entry.require()
     except AgentLoadError as exc:
         fail(str(exc))
     return entry
+
+
+def env_ids() -> list[str]:
+    """The registered task ids (the environments load on first use, not with the CLI)."""
+    from clinbench.env import env_ids as registered
+
+    return registered()
 
 
 def resolve_task(task: str) -> str:
@@ -92,6 +131,8 @@ def print_json(data: Any) -> None:
 
 
 def _json_default(obj: Any) -> Any:
+    import numpy as np
+
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):

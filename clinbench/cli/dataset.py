@@ -14,11 +14,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from clinbench.cli.argv import split_list
-from clinbench.cli.common import console, err_console, examples, fail, print_json, resolve_task
+from clinbench.cli.common import (
+    console,
+    err_console,
+    examples,
+    fail,
+    print_json,
+    quote,
+    resolve_task,
+    writable_folder,
+)
 
 _DATA_DIR_HELP = "Datasets folder (default $MINARI_DATASETS_PATH, else data/datasets)."
 
@@ -68,12 +79,15 @@ def create_command(
         typer.Option("--noise", min=0.0, max=1.0, help="Epsilon: chance of a uniform action."),
     ] = 0.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of every stream.")] = 0,
-    behaviour_episodes: Annotated[
-        int,
+    behaviour_steps: Annotated[
+        int | None,
         typer.Option(
-            "--behaviour-episodes", min=0, help="Training episodes of a learning behaviour agent."
+            "--behaviour-steps",
+            min=0,
+            help="Training environment steps of a learning behaviour agent "
+            "(default: the family's protocol budget).",
         ),
-    ] = 600,
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Parallel jobs.")] = (
         os.cpu_count() or 1
     ),
@@ -82,8 +96,11 @@ def create_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Play behaviour agents on training worlds and write a Minari dataset."""
+    from clinbench.offline import INSTALL_HINT, available
     from clinbench.offline.dataset import DatasetError, DatasetSpec, check_name, create
 
+    if not available():  # before any work: the episodes could not be written
+        fail(f"datasets need Minari (the optional extra 'offline'): {INSTALL_HINT}")
     try:
         check_name(name)
     except DatasetError as exc:
@@ -99,10 +116,10 @@ def create_command(
         episodes=episodes,
         noise=noise,
         seed=seed,
-        behaviour_train_episodes=behaviour_episodes,
+        behaviour_train_steps=behaviour_steps,
         agent_params=params,
     )
-    root = _root(data_dir)
+    root = writable_folder(_root(data_dir), "datasets folder")
     columns = (TextColumn("[bold]dataset"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, disable=quiet) as progress:
         bar = progress.add_task("units", total=len(spec.units()))
@@ -114,7 +131,7 @@ def create_command(
             fail(str(exc))
     console.print(
         f"dataset {name}: {meta['episodes']} episodes, {meta['transitions']} transitions, "
-        f"in {root / name}"
+        f"in {quote(root / name)}"
     )
     _scores_table(meta)
 
@@ -191,7 +208,7 @@ def list_command(
     if not metas:
         console.print(f"no datasets in {root} (clinbench dataset create ...)")
         return
-    table = Table(title=f"datasets in {root}")
+    table = Table(title=f"datasets in {quote(root)}")
     for col in ("name", "env", "tasks", "behaviour", "noise", "episodes", "transitions"):
         table.add_column(col)
     for m in metas:
@@ -205,7 +222,8 @@ def list_command(
             str(s["episodes"]),
             str(s["transitions"]),
         )
-    console.print(table)
+    # a terminal's width folds the table to fit; a pipe or a file gets it whole
+    (console if console.is_terminal else Console(highlight=False, width=100_000)).print(table)
 
 
 def _summary(meta: dict) -> dict:
@@ -240,7 +258,7 @@ def info_command(
     spec = meta["spec"]
     for label, value in (
         ("name", meta["name"]),
-        ("folder", str(root / name)),
+        ("folder", quote(root / name)),
         ("environments", ", ".join(meta["env_ids"])),
         ("task versions", ", ".join(f"{t} {v}" for t, v in meta["task_versions"].items())),
         ("behaviour agents", ", ".join(spec["agents"])),
@@ -253,11 +271,11 @@ def info_command(
         ("digest", meta["digest"]),
         (
             "load it",
-            f'MINARI_DATASETS_PATH={root} python -c "import minari; '
-            + f"minari.load_dataset('{name}')\"",
+            f"MINARI_DATASETS_PATH={quote(root)} python -c "
+            + quote(f"import minari; minari.load_dataset({name!r})"),
         ),
     ):
-        console.print(f"[bold]{label}:[/] {value}")
+        console.print(f"[bold]{label}:[/] {escape(value)}")
     _scores_table(meta)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from clinbench.cli.common import console, examples, fail
+from clinbench.cli.common import DEFAULT_RESULTS, console, examples, fail, writable_folder
 
 
 class Format(str, Enum):
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 def export_command(
     results: Annotated[
         Path, typer.Option("--results", help="Results folder (with its report).")
-    ] = Path("data/sweep_results"),
+    ] = DEFAULT_RESULTS,
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("reports"),
     fmt: Annotated[Format, typer.Option("--format", help="Figure format.")] = Format.pdf,
 ) -> None:
@@ -39,6 +39,7 @@ def export_command(
     from clinbench.charts import ChartDataError
     from clinbench.charts.export import export
 
+    writable_folder(out, "--out folder", create=False)  # made by export, once results load
     try:
         paths = export(results, out, fmt.value)
     except ChartDataError as exc:

@@ -12,10 +12,15 @@ from typing import Annotated
 
 import typer
 
-from clinbench.cli.common import console, err_console, examples, fail, fail_choice
-from clinbench.config import REPORT_TESTS
-
-DEFAULT_RESULTS = Path("data/sweep_results")
+from clinbench.cli.common import (
+    DEFAULT_RESULTS,
+    console,
+    err_console,
+    examples,
+    fail,
+    fail_choice,
+    writable_folder,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +35,8 @@ def register(app: typer.Typer) -> None:
             "clinbench report --skip-bad       # cells with NaN / inf / null scores reported as "
             "failed",
             "clinbench report --check          # exit 1 if the committed report is stale",
+            "clinbench report --html           # also benchmark_report.html, one self-contained "
+            "page",
         ),
     )(report_command)
 
@@ -43,10 +50,13 @@ def run_report(
     charts: bool = True,
     test: str | None = None,
     skip_bad: bool = False,
+    html: bool = False,
 ) -> None:
-    """Write the report of ``results`` (and its charts) and say where; shared with ``sweep``."""
+    """Write the report of ``results`` (and its charts, and with ``html`` the page that
+    embeds them) and say where; shared with ``sweep``."""
     from clinbench.report import ResultsError, make_report
 
+    writable_folder(results, "results folder", create=False)
     try:
         report, paths = make_report(
             results, alpha, bootstrap_reps, bootstrap_seed, reproducible, test, skip_bad
@@ -62,6 +72,10 @@ def run_report(
         from clinbench.cli.charts import run_charts
 
         run_charts(results, None, check_only=False)
+    from clinbench.report.html import html_path, write_html
+
+    if html or html_path(results).exists():  # a page already there is kept in step
+        console.print(f"page: {write_html(report, results)}")
 
 
 def report_command(
@@ -102,6 +116,14 @@ def report_command(
             help="Report cells with a NaN, infinite or missing score as failed and go on.",
         ),
     ] = False,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html",
+            help="Also write benchmark_report.html: one self-contained page (tables that "
+            "sort, every chart, the verdict, provenance).",
+        ),
+    ] = False,
     no_charts: Annotated[
         bool, typer.Option("--no-charts", help="Do not render the charts.")
     ] = False,
@@ -115,6 +137,8 @@ def report_command(
     """Compute the statistics of a sweep and write benchmark_report.{json,md}."""
     if alpha is not None and not 0.0 < alpha < 1.0:
         fail(f"--alpha must be between 0 and 1 (exclusive), got {alpha}")
+    from clinbench.config import REPORT_TESTS
+
     if test is not None and test not in REPORT_TESTS:
         fail_choice("test", test, REPORT_TESTS)
     if check_only:
@@ -132,13 +156,22 @@ def report_command(
         except ResultsError as exc:
             fail(str(exc))
         for path in stale:
+            again = " --html" if path.suffix == ".html" else ""
             err_console.print(
-                f"[red]stale[/] {path}: differs from `clinbench report --reproducible`"
+                f"[red]stale[/] {path}: differs from `clinbench report --reproducible{again}`"
             )
         if stale:
             raise typer.Exit(1)
         console.print(f"report is up to date ({results})")
         return
     run_report(
-        results, alpha, reproducible, bootstrap_reps, bootstrap_seed, not no_charts, test, skip_bad
+        results,
+        alpha,
+        reproducible,
+        bootstrap_reps,
+        bootstrap_seed,
+        not no_charts,
+        test,
+        skip_bad,
+        html=html,
     )

@@ -9,15 +9,13 @@ the public evaluation key, reset with the acting seed a sweep cell would give it
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from clinbench.agents.context import AgentContext
-from clinbench.agents.registry import make_agent
 from clinbench.cli.common import (
     console,
     err_console,
@@ -27,13 +25,11 @@ from clinbench.cli.common import (
     resolve_agent,
     resolve_task,
 )
-from clinbench.env import spec
-from clinbench.env.family import Family
-from clinbench.env.registry import family
-from clinbench.episode import Episode, play_episode
-from clinbench.evaluation_key import PUBLIC
-from clinbench.protocol import EVALUATION, CellWorlds, make_env, training_env_factory
 from clinbench.serve import remote_address
+
+if TYPE_CHECKING:  # imported where used: the command line's help must not wait for them
+    from clinbench.env.family import Family
+    from clinbench.episode import Episode
 
 
 def register(app: typer.Typer) -> None:
@@ -87,14 +83,14 @@ def run_command(
             help="Show every K-th time only (default: every step but no-ops).",
         ),
     ] = None,
-    train_episodes: Annotated[
+    train_steps: Annotated[
         int,
         typer.Option(
-            "--train-episodes",
+            "--train-steps",
             min=0,
             metavar="N",
-            help="Train a learning agent for N episodes on training worlds first "
-            "(the sweep's streams for this seed); ignored by agents that do not learn.",
+            help="Train a learning agent for N environment steps on training worlds "
+            "first (the sweep's streams for this seed); ignored by agents that do not learn.",
         ),
     ] = 0,
     remote: Annotated[
@@ -126,7 +122,7 @@ def run_command(
             env_id,
             seed,
             fixed_world=fixed_world,
-            train_episodes=train_episodes,
+            train_steps=train_steps,
             agent_name=agent_name,
             remote=remote,
         )
@@ -134,11 +130,14 @@ def run_command(
         fail(str(exc))
     if as_json:
         record = episode_record(agent_name, env_id, seed, fixed_world, episode)
-        record["train_episodes"] = train_episodes
+        record["train_steps"] = train_steps
         print_json(record)
         return
     world = " (fixed world)" if fixed_world else ""
     title = f"{agent_name} on {env_id}, seed {seed}{world}"
+    from clinbench.env import spec
+    from clinbench.env.registry import family
+
     fam = family(spec(env_id).env)
     console.print(_step_table(fam, episode.steps_log, every, title))
     _print_summary(fam, episode)
@@ -150,11 +149,17 @@ def play(
     seed: int,
     *,
     fixed_world: bool = False,
-    train_episodes: int = 0,
+    train_steps: int = 0,
     agent_name: str | None = None,
     remote: str | None = None,
 ) -> Episode:
     """Build the environment and the agent (train it if asked), then play one episode."""
+    from clinbench.agents.context import AgentContext
+    from clinbench.agents.registry import make_agent
+    from clinbench.episode import play_episode
+    from clinbench.evaluation_key import PUBLIC
+    from clinbench.protocol import EVALUATION, CellWorlds, make_env, training_env_factory
+
     agent_name = agent_name or agent_ref
     cell = CellWorlds(PUBLIC, seed, agent_name, env_id)
     env = make_env(env_id, remote=remote)
@@ -162,13 +167,13 @@ def play(
         agent = make_agent(agent_ref, AgentContext.of(env))
     except ValueError as exc:  # the agent does not play this environment family
         fail(str(exc))
-    if train_episodes and not agent.learning:
-        err_console.print(f"note: {agent_name!r} does not learn; --train-episodes ignored")
-    elif train_episodes:
-        with err_console.status(f"training {agent_name} for {train_episodes} episodes"):
+    if train_steps and not agent.learning:
+        err_console.print(f"note: {agent_name!r} does not learn; --train-steps ignored")
+    elif train_steps:
+        with err_console.status(f"training {agent_name} for {train_steps} environment steps"):
             agent.train(
-                training_env_factory(env_id, remote),
-                train_episodes,
+                training_env_factory(env_id, remote, train_steps),
+                train_steps,
                 cell.training_stream(),
             )
     options = {"fixed_world": True} if fixed_world else None

@@ -6,7 +6,9 @@ Needs the optional extra ``serve``. See :mod:`clinbench.serve.app` for the proto
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import socket
 from typing import Annotated
 
 import typer
@@ -57,6 +59,7 @@ def serve_command(
     env_id = resolve_task(task)
     if not available():
         fail(f"clinbench serve needs the serve extra: {INSTALL_HINT}")
+    sock = _bind(host, port)  # first: announce only an address that is really served
     if not _is_loopback(host):
         err_console.print(
             f"[bold yellow]warning:[/] binding {host}: any machine that reaches this port can "
@@ -74,7 +77,26 @@ def serve_command(
         log_level="info",
     )
     err_console.print(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)")
-    srv.run()
+    srv.run(sockets=[sock])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, else exit 2 saying why (busy port, unknown host)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        fail(f"cannot resolve --host {host!r}: {exc.strerror}")
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)  # clients that connect before the app starts wait, not fail
+    except OSError as exc:
+        sock.close()
+        busy = exc.errno == errno.EADDRINUSE
+        hint = " (another server listens there; choose --port)" if busy else ""
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}{hint}")
+    return sock
 
 
 def _is_loopback(host: str) -> bool:

@@ -7,18 +7,28 @@ is validated before any work: bad input exits 2 naming the valid choices.
 
 from __future__ import annotations
 
+import shlex
+import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import pandas as pd
 import typer
-from rich.table import Table
 
 from clinbench import evaluation_key
 from clinbench.cli.argv import split_list
-from clinbench.cli.common import console, err_console, examples, fail
-from clinbench.config import ConfigError, SweepConfig, load
+from clinbench.cli.common import (
+    console,
+    err_console,
+    examples,
+    fail,
+    quote,
+    writable_folder,
+)
+
+if TYPE_CHECKING:  # imported where used: the command line's help must not wait for them
+    from clinbench.config import SweepConfig
+    from clinbench.sweep.execute import SweepInterrupted
 
 
 class Backend(str, Enum):
@@ -39,6 +49,9 @@ def register(app: typer.Typer) -> None:
             "clinbench sweep --agents hcapo agent.hcapo.omega=0 --results /tmp/hcapo_omega0",
             "clinbench sweep --backend dask --scheduler tcp://10.0.0.5:8786",
             "clinbench sweep --held-out --isolate-agents --results results/claim",
+            "clinbench sweep --agents hcapo,klong --log tensorboard,mlflow --results /tmp/watch",
+            "clinbench sweep -m protocol.eval_episodes=3,5 agent.hcapo.omega=0,0.5 "
+            "--results /tmp/grid",
             "clinbench sweep env=trial_design --agents heuristic,bc,rwbc,iql "
             "--dataset trial-mixed-v0 --split worlds,unseen=null_world",
         ),
@@ -49,17 +62,17 @@ def overrides_from_flags(
     seeds: str | None,
     agents: str | None,
     tasks: str | None,
-    episodes: int | None,
+    steps: int | None,
     eval_episodes: int | None,
     jobs: int | None,
     backend: Backend | None,
     scheduler: str | None,
-    results: Path | None,
     dataset: str | None = None,
     split: str | None = None,
     data_dir: Path | None = None,
 ) -> list[str]:
-    """Hydra overrides equivalent to the command-line flags (flags left unset add none)."""
+    """Hydra overrides equivalent to the command-line flags (flags left unset add none).
+    ``--results`` is not among them: a path is not Hydra syntax (see ``_with_results``)."""
     if seeds is not None:
         values = split_list(seeds)
         if not values:
@@ -72,11 +85,10 @@ def overrides_from_flags(
         ("protocol.seeds", _hydra_list(seeds)),
         ("agents", _hydra_list(agents)),
         ("tasks", _hydra_list(tasks)),
-        ("protocol.train_episodes", episodes),
+        ("protocol.train_steps", steps),
         ("protocol.eval_episodes", eval_episodes),
         ("launcher.jobs", jobs),
         ("launcher.scheduler", scheduler),
-        ("results", results),
         ("offline.dataset", dataset),
         ("offline.splits", _hydra_quoted_list(split)),
         ("offline.data_dir", data_dir),
@@ -113,9 +125,14 @@ def sweep_command(
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Tasks: 'easy_bench hard_bench' or comma list.")
     ] = None,
-    episodes: Annotated[
+    steps: Annotated[
         int | None,
-        typer.Option("--episodes", min=0, help="Training budget per learning cell (episodes)."),
+        typer.Option(
+            "--steps",
+            min=0,
+            help="Training budget per learning cell, in environment steps, the same for "
+            "every learning agent (default: each family's).",
+        ),
     ] = None,
     eval_episodes: Annotated[
         int | None, typer.Option("--eval-episodes", min=1, help="Evaluation episodes per cell.")
@@ -183,6 +200,24 @@ def sweep_command(
             help=f"A held-out evaluation key (hex) to use (or ${evaluation_key.KEY_VARIABLE}).",
         ),
     ] = None,
+    log: Annotated[
+        str | None,
+        typer.Option(
+            "--log",
+            help="Write each learning cell's curve (environment-step axis) and final scalars "
+            "to <results>/logs/: tensorboard, mlflow, or both (comma list; extras of the same "
+            "names).",
+        ),
+    ] = None,
+    multirun: Annotated[
+        bool,
+        typer.Option(
+            "--multirun",
+            "-m",
+            help="Hydra multirun: comma lists, choice() and range() in the overrides make a "
+            "grid, run into one results folder with a column per swept key (no report).",
+        ),
+    ] = False,
     isolate_agents: Annotated[
         bool,
         typer.Option(
@@ -193,26 +228,48 @@ def sweep_command(
     ] = False,
 ) -> None:
     """Run agents x tasks x seeds in parallel; resumable; writes tidy results and a manifest."""
-    from clinbench.sweep import run_sweep
-
     flag_overrides = overrides_from_flags(
         seeds,
         agents,
         tasks,
-        episodes,
+        steps,
         eval_episodes,
         jobs,
         backend,
         scheduler,
-        results,
         dataset,
         split,
         data_dir,
     )
+    loggers = _loggers(log)
+    if multirun:
+        from clinbench.cli.grid import run_grid_command
+
+        if run_grid_command(
+            overrides or [],
+            flag_overrides,
+            results,
+            loggers=loggers,
+            held_out=held_out,
+            key_file=key_file,
+            no_resume=no_resume,
+            quiet=quiet,
+            sweep={"retry_failed": retry_failed, "fail_fast": fail_fast, "isolate": isolate_agents},
+        ):
+            return
+    # imported after the flags' own checks, so that their errors come at once
+    from clinbench.config import ConfigError, compose, validate
+    from clinbench.sweep import run_sweep
+    from clinbench.sweep.execute import SweepInterrupted
+
     try:
-        cfg = load([*(overrides or []), *flag_overrides])
+        composed = compose([*(overrides or []), *flag_overrides])
+        if results is not None:
+            composed.results = _literal(results)
+        cfg = validate(composed)
     except ConfigError as exc:
         fail(str(exc))
+    writable_folder(cfg.results, "results folder")
     for name in cfg.idle_agents:
         err_console.print(
             f"note: {name!r} plays none of the selected tasks' environments; left out"
@@ -235,9 +292,12 @@ def sweep_command(
             show_progress=not quiet,
             key=key,
             isolate=isolate_agents,
+            loggers=loggers,
         )
     except ConfigError as exc:
         fail(str(exc))
+    except SweepInterrupted as stop:
+        _interrupted(stop)
     _print_means(outcome.outputs["sweep_results"], cfg)
     console.print(
         f"{outcome.total} cells: {outcome.ran} run, {outcome.resumed} resumed, "
@@ -262,26 +322,67 @@ def sweep_command(
         raise typer.Exit(1)
 
 
+def _loggers(log: str | None) -> tuple[str, ...]:
+    """``--log``'s loggers, checked (known, extra installed) before any cell runs."""
+    if log is None:
+        return ()
+    from clinbench.sweep.logs import LogError, check
+
+    names = split_list(log)
+    if not names:
+        fail("--log needs a logger: tensorboard, mlflow (or both, comma-separated)")
+    try:
+        return check(names)
+    except LogError as exc:
+        fail(str(exc))
+
+
+def _interrupted(stop: SweepInterrupted) -> NoReturn:
+    """Ctrl-C: what was kept, where, and the command that resumes (exit 130, as shells do)."""
+    args = [a for a in sys.argv[1:] if a != "--no-resume"]
+    err_console.print(
+        f"\ninterrupted: {stop.kept} of {stop.total} cells are kept in {quote(stop.runs)} "
+        f"({stop.ran} finished in this run; cells in flight are lost). Resume with:\n"
+        f"  clinbench {shlex.join(args)}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(130)
+
+
+def _literal(results: Path) -> str:
+    """``--results`` as a config value, set on the composed config rather than passed as an
+    override: Hydra's grammar misreads unicode, ``=`` or quotes in a path. Interpolations
+    of ``${results}`` (the llm agent's call log) still see it."""
+    return str(results).replace("${", "\\${")
+
+
 def _announce(cfg: SweepConfig, key: evaluation_key.EvaluationKey) -> None:
     pairs = sum(cfg.plays(a, t) for a in cfg.agents for t in cfg.tasks)
     n = pairs * len(cfg.protocol.seeds)
     every = "" if pairs == len(cfg.agents) * len(cfg.tasks) else " (each on its families' tasks)"
     err_console.print(
         f"{n} cells: agents {', '.join(cfg.agents)} x tasks {', '.join(cfg.tasks)}{every} x seeds "
-        f"{' '.join(map(str, cfg.protocol.seeds))}; {cfg.protocol.train_episodes} training / "
-        f"{_eval_episodes(cfg)} evaluation episodes; backend {cfg.launcher.backend}; "
+        f"{' '.join(map(str, cfg.protocol.seeds))}; {_per_family(cfg, 'training_steps')} "
+        f"training steps / {_per_family(cfg, 'evaluation_episodes')} evaluation episodes; "
+        f"backend {cfg.launcher.backend}; "
         f"{key.mode.replace('_', '-')} evaluation key (commitment {key.commitment[:16]}...)"
     )
 
 
-def _eval_episodes(cfg: SweepConfig) -> str:
-    """``10``, or per family when the protocol leaves them to the families."""
-    if cfg.protocol.eval_episodes is not None:
-        return str(cfg.protocol.eval_episodes)
-    return ", ".join(f"{env} {cfg.protocol.evaluation_episodes(env)}" for env in cfg.envs)
+def _per_family(cfg: SweepConfig, what: str) -> str:
+    """``10``, or ``recruitment 40, trial_design 480`` when the families differ."""
+    values = {env: getattr(cfg.protocol, what)(env) for env in cfg.envs}
+    if len(set(values.values())) == 1:
+        return f"{next(iter(values.values())):,}"
+    return ", ".join(f"{env} {v:,}" for env, v in values.items())
 
 
 def _print_means(path: Path, cfg: SweepConfig) -> None:
+    import pandas as pd
+    from rich.table import Table
+
     frame = pd.read_csv(path)
     if frame.empty:
         return

@@ -10,15 +10,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from itertools import groupby
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from clinbench.cli.common import console, examples, print_json
-from clinbench.env import EnvSpec, env_ids, spec
-from clinbench.env.registry import family
+
+if TYPE_CHECKING:
+    from clinbench.env import EnvSpec
 
 #: Shown elsewhere (title, header, description row).
 _IDENTITY = frozenset({"name", "description"})
@@ -35,6 +36,8 @@ def tasks_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
 ) -> None:
     """List the environments and their tasks with the main parameters."""
+    from clinbench.env import env_ids, spec
+
     records = [task_record(spec(i)) for i in env_ids()]
     if as_json:
         print_json(records)
@@ -57,6 +60,8 @@ def task_record(s: EnvSpec) -> dict[str, Any]:
 
 def main_params(s: EnvSpec) -> dict[str, Any]:
     """The main parameters of a task (every plain field for an unknown family)."""
+    from clinbench.env.registry import family
+
     fields = _fields(s.params)
     fam = family(s.env)
     names = fam.main_params or tuple(
@@ -68,6 +73,8 @@ def main_params(s: EnvSpec) -> dict[str, Any]:
 
 def _family_table(env: str, records: list[dict[str, Any]]) -> Table:
     """One table per environment family: a row per parameter, a column per task."""
+    from clinbench.env.registry import family
+
     table = Table(title=f"environment [bold]{env}[/]  (task id: {env}/<task>)", show_lines=False)
     table.add_column("parameter", style="dim")
     for r in records:

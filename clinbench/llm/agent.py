@@ -55,7 +55,7 @@ from clinbench.agents.context import AgentContext
 from clinbench.llm.render import compact
 from clinbench.llm.tools import action_class, action_from_call, parse_action, tool_specs
 
-INSTALL = 'pip install -e ".[llm]"'
+INSTALL = 'pip install -c constraints.txt -e ".[llm]"'
 STATS = (
     "calls",
     "repairs",

@@ -56,8 +56,13 @@ def make_report(folder: Path, *args: Any, **kwargs: Any) -> tuple[dict[str, Any]
 
 
 def check_report(folder: Path, **kwargs: Any) -> list[Path]:
-    """Committed report files that a ``--reproducible`` re-render would change."""
-    return stale_report_files(compute_report(folder, reproducible=True, **kwargs), Path(folder))
+    """Committed report files that a ``--reproducible`` re-render would change (the HTML
+    page too, where one is committed: it is checked against the folder's chart files,
+    which ``clinbench charts --check`` checks in turn)."""
+    from clinbench.report.html import stale_html
+
+    report = compute_report(folder, reproducible=True, **kwargs)
+    return stale_report_files(report, Path(folder)) + stale_html(report, Path(folder))
 
 
 __all__ = [

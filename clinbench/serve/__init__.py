@@ -1,6 +1,7 @@
 """Served environments (OpenEnv apps) and the remote client that plays them.
 
-Needs the optional extra ``serve`` (``pip install -e ".[serve]"``, ``openenv-core``):
+Needs the optional extra ``serve`` (``openenv-core``;
+``pip install -c constraints.txt -e ".[serve]"``):
 :mod:`clinbench.serve.app` builds the server (``clinbench serve``),
 :mod:`clinbench.serve.remote` the :class:`~clinbench.env.base.Env` client, and
 :mod:`clinbench.serve.wire` the exact encoding of native observations they share.
@@ -9,7 +10,7 @@ Needs the optional extra ``serve`` (``pip install -e ".[serve]"``, ``openenv-cor
 from typing import Any
 from urllib.parse import urlsplit
 
-INSTALL_HINT = 'pip install -e ".[serve]"'
+INSTALL_HINT = 'pip install -c constraints.txt -e ".[serve]"'
 
 
 def available() -> bool:

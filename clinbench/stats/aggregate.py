@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from clinbench.stats._arrays import DEFAULT_CHUNK, as_generator, check_reps, chunks
+from clinbench.stats._arrays import (
+    DEFAULT_CHUNK,
+    as_generator,
+    check_confidence,
+    check_reps,
+    chunks,
+)
 from clinbench.stats.intervals import percentile_interval
 
 Statistic = Callable[[list[np.ndarray]], Any]
@@ -133,3 +139,33 @@ def stratified_bootstrap_ci(
     replicates = stratified_bootstrap(scores, statistic, rng, reps, chunk)
     lo, hi = percentile_interval(replicates, confidence)
     return estimate, lo, hi
+
+
+def score_distribution(scores: Any, taus: Any) -> np.ndarray:
+    """rliable's performance profile (``score_distributions``): the fraction of all runs x
+    tasks pooled whose score is above each ``tau``; one value per tau on the last axis."""
+    pooled = _pooled(scores)
+    taus = np.asarray(taus, dtype=float)
+    return (pooled[..., None, :] > taus[:, None]).mean(axis=-1)
+
+
+def performance_profile_ci(
+    scores: Any,
+    taus: Any,
+    rng: Any,
+    reps: int = 2_000,
+    confidence: float = 0.95,
+    chunk: int = 250,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The profile at each ``tau`` and its pointwise stratified percentile bootstrap band,
+    as rliable's ``create_performance_profile`` draws it (runs resampled within each task;
+    2,000 replicates by default, as there). Draws are ``stratified_bootstrap``'s."""
+    tasks = per_task(scores)
+    gen, reps = as_generator(rng), check_reps(reps)
+    c = check_confidence(confidence)
+    blocks = []
+    for size in chunks(reps, chunk):
+        sample = [t[gen.integers(0, t.size, size=(size, t.size))] for t in tasks]
+        blocks.append(score_distribution(sample, taus))
+    lo, hi = np.quantile(np.concatenate(blocks), [(1 - c) / 2, (1 + c) / 2], axis=0)
+    return score_distribution(tasks, taus), lo, hi

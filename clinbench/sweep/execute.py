@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -64,6 +66,8 @@ class SweepOutcome:
     stopped_early: bool = False
     wall_seconds: float = 0.0
     outputs: dict[str, Path] = field(default_factory=dict)
+    #: the records of the sweep's cells, in report order
+    records: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -79,7 +83,7 @@ def backend(cfg: SweepConfig) -> Iterator[int]:
             yield 1
         return
     if lc.backend == "loky":
-        with parallel_config(backend="loky"):
+        with parallel_config(backend="loky", initializer=exit_with, initargs=(os.getpid(),)):
             yield lc.jobs or os.cpu_count() or 1
         return
     if lc.backend == "dask":
@@ -112,7 +116,9 @@ def backend(cfg: SweepConfig) -> Iterator[int]:
             import ray
             from ray.util.joblib import register_ray
         except ImportError:
-            raise ConfigError('the ray backend needs ray: pip install -e ".[ray]"') from None
+            raise ConfigError(
+                'the ray backend needs ray: pip install -c constraints.txt -e ".[ray]"'
+            ) from None
         ray.init(address=lc.scheduler, ignore_reinit_error=True, include_dashboard=False)
         register_ray()
         try:
@@ -130,8 +136,11 @@ def plan(
     retry_failed: bool,
     key: EvaluationKey = PUBLIC,
     isolate: bool = False,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[list[Cell], list[str], dict[str, dict[str, Any]], list[str]]:
-    """Which cells to run; (cells, their hashes, records reused, corrupt-file messages)."""
+    """Which cells to run; (cells, their hashes, records reused, corrupt-file messages).
+    ``keep``: hashes whose files are reused even without ``resume`` (a grid's cells that
+    an earlier point of the same grid computed)."""
     runs = cfg.results / "runs"
     cells = expand(cfg, key, isolate)
     hashes = [c.hash for c in cells]
@@ -139,7 +148,7 @@ def plan(
     corrupt: list[str] = []
     for h in hashes:
         path = cell_path(runs, h)
-        if not resume or not path.exists():
+        if (not resume and h not in keep) or not path.exists():
             continue
         try:
             record = read_cell(path, h)
@@ -162,13 +171,19 @@ def run_sweep(
     show_progress: bool = True,
     key: EvaluationKey = PUBLIC,
     isolate: bool = False,
+    loggers: tuple[str, ...] = (),
+    outputs: bool = True,
+    keep: frozenset[str] = frozenset(),
 ) -> SweepOutcome:
     """Run (or resume) the sweep of ``cfg`` and rebuild its tidy outputs and manifest.
 
     ``key`` derives every world (``clinbench.evaluation_key``): a held-out key is kept
     in the results folder (owner-only) before any cell runs, so a resume reuses it; the
     manifest and the cell files record only its commitment. ``isolate`` evaluates each
-    trained agent in a process of its own."""
+    trained agent in a process of its own. ``loggers`` (``clinbench.sweep.logs``) get
+    every learning cell's curve and final scalars once the cells are done. Without
+    ``outputs`` only the cells run (and ``outcome.records`` holds them): a grid's point,
+    whose tables the grid writes; ``keep`` as in ``plan``."""
     console = console or Console(stderr=True)
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -196,7 +211,7 @@ def run_sweep(
             "NPY_DISABLE_CPU_FEATURES; clinbench/numerics.py)"
         )
     keep_key(cfg.results, key)
-    cells, hashes, records, corrupt = plan(cfg, resume, retry_failed, key, isolate)
+    cells, hashes, records, corrupt = plan(cfg, resume, retry_failed, key, isolate, keep)
     for message in corrupt:
         console.print(f"[yellow]corrupt cell file, recomputing:[/] {message}")
     todo = sorted(
@@ -219,33 +234,43 @@ def run_sweep(
         TimeRemainingColumn(),
         TextColumn("{task.fields[failed]} failed"),
     )
-    with Progress(*columns, console=console, disable=not show_progress) as progress:
+    # a bar on a terminal; in a log (CI, nohup) a bar appears only at exit: a line per cell
+    lines = ProgressLines(console, len(cells), len(records)) if show_progress else None
+    bar_shown = show_progress and console.is_terminal
+    with Progress(*columns, console=console, disable=not bar_shown) as progress:
         bar = progress.add_task(
             "cells", total=len(cells), completed=len(records), failed=len(outcome.failed)
         )
-        if todo:
-            with backend(cfg) as jobs:
-                used_jobs = min(jobs, len(todo))
-                tasks = (delayed(run_cell_record)(c.to_dict(), todo_hash[id(c)]) for c in todo)
-                stream = Parallel(n_jobs=used_jobs, return_as="generator_unordered")(tasks)
-                try:
-                    for record in stream:
-                        write_json_atomic(cell_path(runs, record["hash"]), record, compact=True)
-                        records[record["hash"]] = record
-                        outcome.ran += 1
-                        if record["status"] == "failed":
-                            outcome.failed.append(record)
-                            k = record["key"]
-                            progress.console.print(
-                                f"[red]failed:[/] {k['agent']} on {k['task']} seed {k['seed']}"
+        try:
+            if todo:
+                with backend(cfg) as jobs:
+                    used_jobs = min(jobs, len(todo))
+                    tasks = (delayed(run_cell_record)(c.to_dict(), todo_hash[id(c)]) for c in todo)
+                    stream = _stream(cfg.launcher.backend, used_jobs, tasks)
+                    try:
+                        for record in stream:
+                            write_json_atomic(
+                                cell_path(runs, record["hash"]), record, compact=True
                             )
-                        progress.update(bar, advance=1, failed=len(outcome.failed))
-                        if fail_fast and record["status"] == "failed":
-                            outcome.stopped_early = True
-                            break
-                finally:
-                    if hasattr(stream, "close"):
-                        stream.close()
+                            records[record["hash"]] = record
+                            outcome.ran += 1
+                            if record["status"] == "failed":
+                                outcome.failed.append(record)
+                                k = record["key"]
+                                progress.console.print(
+                                    f"[red]failed:[/] {k['agent']} on {k['task']} seed {k['seed']}"
+                                )
+                            progress.update(bar, advance=1, failed=len(outcome.failed))
+                            if lines is not None and not bar_shown:
+                                lines.cell_done(len(outcome.failed))
+                            if fail_fast and record["status"] == "failed":
+                                outcome.stopped_early = True
+                                break
+                    finally:
+                        if hasattr(stream, "close"):
+                            stream.close()
+        except KeyboardInterrupt:
+            raise SweepInterrupted(len(records), len(cells), outcome.ran, runs) from None
 
     ordered = [records[h] for h in hashes if h in records]
     other = sorted(
@@ -267,7 +292,15 @@ def run_sweep(
             f"not {PINNED_NUMPY} (each cell file records its 'numpy_simd'; docs/scaling.md says "
             "how to pin it on workers)"
         )
+    outcome.records = ordered
+    if not outputs:  # a point of a grid (clinbench.sweep.grid writes the grid's outputs)
+        outcome.wall_seconds = time.perf_counter() - t0
+        return outcome
     outcome.outputs = write_tidy(ordered, cfg.results)
+    if loggers:
+        from clinbench.sweep.logs import write_logs
+
+        outcome.outputs.update(write_logs(ordered, cfg.results, loggers))
     outcome.wall_seconds = time.perf_counter() - t0
     resolved = OmegaConf.to_yaml(OmegaConf.create(cfg.raw))
     (cfg.results / "config.yaml").write_text(resolved)
@@ -290,7 +323,11 @@ def run_sweep(
                 "seeds": list(cfg.protocol.seeds),
             },
             protocol={
-                "train_episodes": cfg.protocol.train_episodes,
+                "train_steps": cfg.protocol.train_steps,
+                "budget_scale": cfg.protocol.budget_scale,
+                "train_steps_by_family": {
+                    env: cfg.protocol.training_steps(env) for env in cfg.envs
+                },
                 "eval_episodes": cfg.protocol.eval_episodes,
                 "eval_episodes_by_family": {
                     env: cfg.protocol.evaluation_episodes(env) for env in cfg.envs
@@ -298,6 +335,7 @@ def run_sweep(
                 "curve_points": cfg.protocol.curve_points,
                 "curve_episodes": cfg.protocol.curve_episodes,
                 "oc_episodes": cfg.protocol.oc_episodes,
+                "null_episodes": cfg.protocol.null_episodes,
             },
             evaluation={**key.about(), "isolated_agents": isolate},
             counts={
@@ -322,6 +360,71 @@ def run_sweep(
     )
     outcome.outputs["manifest"] = cfg.results / "manifest.json"
     return outcome
+
+
+def _stream(backend_name: str, jobs: int, tasks: Iterator[Any]) -> Iterator[dict[str, Any]]:
+    """The cells' records as they finish (joblib's unordered generator). Ray's joblib
+    backend returns no generator, so there the cells go in rounds of ``jobs`` (the costly
+    first), each round's records written as it ends: a killed sweep still loses only the
+    cells in flight."""
+    if backend_name != "ray":
+        return Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks)
+    return _rounds(jobs, tasks)
+
+
+def _rounds(jobs: int, tasks: Iterator[Any]) -> Iterator[dict[str, Any]]:
+    while batch := list(itertools.islice(tasks, jobs)):
+        yield from Parallel(n_jobs=jobs, return_as="list")(batch)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: what was kept (every finished cell is on disk) and where."""
+
+    def __init__(self, kept: int, total: int, ran: int, runs: Path) -> None:
+        super().__init__(f"{kept} of {total} cells kept in {runs}")
+        self.kept, self.total, self.ran, self.runs = kept, total, ran, runs
+
+
+class ProgressLines:
+    """``sweep: 12/117 cells (0 failed), 40 s elapsed, eta 5 min``, one line per finished
+    cell, for output that is not a terminal."""
+
+    def __init__(self, console: Console, total: int, done: int) -> None:
+        self.console, self.total, self.done, self.resumed = console, total, done, done
+        self.t0 = time.perf_counter()
+
+    def cell_done(self, failed: int) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed / (self.done - self.resumed) * (self.total - self.done)
+        self.console.print(
+            f"sweep: {self.done}/{self.total} cells ({failed} failed), "
+            f"{_duration(elapsed)} elapsed, eta {_duration(eta)}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def exit_with(parent: int) -> None:
+    """Initializer of loky's workers: end the worker when the sweep's process ``parent``
+    is gone. After a kill -9 of the sweep they would otherwise wait for work until their
+    idle timeout (minutes), and loky's resource trackers with them."""
+    if os.getppid() == parent:
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def keep_key(results: Path, key: EvaluationKey) -> None:

@@ -24,12 +24,23 @@ def enrollment_trajectories(d: ChartData, width: float) -> Figure:
             targets[task] = None
     n_eps = None
     for ax, task in zip(axes, tasks, strict=False):
-        for agent in d.agents:
+        for i, agent in enumerate(d.agents):
             t = d.trajectories[(d.trajectories.task == task) & (d.trajectories.agent == agent)]
             if t.empty:
                 continue
             n_eps = int(t.n.iloc[0])
-            ax.plot(t.time, t["median"], color=d.colors[agent], lw=1.3, label=agent)
+            # markers every ~10 % of the days, staggered so that agents' markers do not stack
+            every = max(1, len(t) // 10)
+            ax.plot(
+                t.time,
+                t["median"],
+                color=d.colors[agent],
+                lw=1.3,
+                label=agent,
+                marker=d.markers[agent],
+                ms=3,
+                markevery=((i * every) // max(len(d.agents), 1), every),
+            )
             ax.fill_between(t.time, t.q25, t.q75, color=d.colors[agent], alpha=0.15, lw=0)
         if targets[task]:
             ax.axhline(targets[task], color="black", ls=":", lw=1, label="target")

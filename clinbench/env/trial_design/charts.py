@@ -16,8 +16,9 @@ from clinbench.charts.data import ChartData
 from clinbench.charts.figures import columns, panels, suptitle
 from clinbench.env.registry import spec
 
-#: (characteristic, marker, label) drawn per agent
-SHOWN = (("type_i_error", "o", "type-I error"), ("power", "s", "power"))
+#: (characteristic, offset, label) drawn per agent, with the agent's marker: open for the
+#: type-I error, filled for power
+SHOWN = (("type_i_error", 0.15, "type-I error"), ("power", -0.15, "power"))
 
 
 def operating_characteristics(d: ChartData, width: float) -> Figure:
@@ -31,17 +32,16 @@ def operating_characteristics(d: ChartData, width: float) -> Figure:
     for ax, task in zip(axes, tasks, strict=False):
         rows = table[task]["agents"]
         pos = np.arange(len(d.agents))[::-1]
-        for k, (name, marker, label) in enumerate(SHOWN):
+        for k, (name, offset, label) in enumerate(SHOWN):
             for p, agent in zip(pos, d.agents, strict=True):
                 c = rows.get(agent, {}).get(name)
                 if not c or c.get("value") is None:
                     continue
-                y = p + (0.15 if k == 0 else -0.15)
                 ax.errorbar(
                     c["value"],
-                    y,
+                    p + offset,
                     xerr=[[c["value"] - c["lo"]], [c["hi"] - c["value"]]],
-                    fmt=marker,
+                    fmt=d.markers[agent],
                     color=d.colors[agent],
                     ms=4,
                     lw=1,
@@ -56,8 +56,8 @@ def operating_characteristics(d: ChartData, width: float) -> Figure:
         ax.set_title(task)
         ax.set_xlabel("probability")
     handles = [
-        axes[0].errorbar([], [], fmt=m, color="grey", mfc="white" if i == 0 else "grey")
-        for i, (_, m, _) in enumerate(SHOWN)
+        axes[0].errorbar([], [], fmt="o", color="grey", mfc="white" if i == 0 else "grey")
+        for i in range(len(SHOWN))
     ]
     fig.legend(
         handles, [label for _, _, label in SHOWN], loc="outside lower center", ncol=2, frameon=False
