@@ -171,12 +171,14 @@ def test_a_sweep_cell_gives_only_the_context_own_seeds_and_training_envs(receive
 
 
 def test_clinbench_run_gives_only_the_context_and_own_seeds(received, monkeypatch, invoke):
-    from clinbench.cli import run
+    from clinbench import protocol  # `clinbench run` imports make_env from here when it runs
 
     built: list = []
-    real = run.make_env
+    real = protocol.make_env
     monkeypatch.setattr(
-        run, "make_env", lambda env_id, *a, **o: built.append(real(env_id, *a, **o)) or built[-1]
+        protocol,
+        "make_env",
+        lambda env_id, *a, **o: built.append(real(env_id, *a, **o)) or built[-1],
     )
     result = invoke(
         "run",

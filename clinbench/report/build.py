@@ -44,9 +44,9 @@ from clinbench.report.aggregate import family_aggregate
 from clinbench.report.consistency import disagreements
 from clinbench.report.cross_family import NAME as CROSS
 from clinbench.report.cross_family import cross_family
+from clinbench.report.curves import learning_curves
 from clinbench.report.declared import Declaration, members
 from clinbench.report.offline import offline_cells
-from clinbench.report.curves import learning_curves
 from clinbench.report.operating import operating_characteristics
 from clinbench.report.pairs import CONFIRMATORY, EXPLORATORY, MIN_SEEDS, compare, holm_family
 from clinbench.report.ranking import rank_ranges, ranking

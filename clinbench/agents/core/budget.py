@@ -29,7 +29,9 @@ class StepBudget:
 
     def spend(self) -> None:
         if self.total is not None and self.used >= self.total:
-            raise BudgetSpent(f"the training budget of {self.total} environment steps is spent")
+            raise BudgetSpent(
+                f"the training budget of {self.total} environment steps is spent"
+            )
         self.used += 1
 
     def __repr__(self) -> str:
