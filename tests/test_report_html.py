@@ -17,22 +17,14 @@ import pytest
 from typer.testing import CliRunner
 
 from clinbench.cli.app import app
+from clinbench.report import screenshot
 from clinbench.report.html import HTML_NAME, chart_uris, render_html
 
 runner = CliRunner(env={"COLUMNS": "300"})
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-#: Flags for a quiet, offline, container-safe headless Chromium.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+#: the screenshot's flags: a quiet, offline, container-safe headless Chromium
+CHROMIUM_ARGS = list(screenshot.CHROMIUM_ARGS)
 
 
 def invoke(*args: object):
