@@ -30,7 +30,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.core.budget import StepBudget
+from clinbench.agents.core.budget import BudgetSpent, StepBudget
 from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
 from clinbench.agents.registry import make_agent
 from clinbench.env.base import Env
@@ -132,24 +132,84 @@ class TrainingEnv:
     native environment's own.
     """
 
-    def __init__(self, env: Env, budget: StepBudget | None = None):
+    def __init__(self, env: Env, budget: StepBudget | None = None, batched: bool = True):
         self._native = env
         self.spec, self.macro_space = env.spec, env.macro_space
         self.budget = budget if budget is not None else StepBudget()
         self._step, self._spend = env.step, self.budget.spend
+        self._batched, self._batch = batched, None
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is None or not TRAIN_SEED_LOW <= int(seed) < TRAIN_SEED_HIGH:
-            raise ValueError(
-                f"training environments play training worlds only: seed must be in "
-                f"[{TRAIN_SEED_LOW}, {TRAIN_SEED_HIGH}), got {seed!r}"
-            )
+        _check_training_seed(seed)
         self.budget.episodes += 1
         return self._native.reset(seed=seed, options=options)
 
     def step(self, action: Any):
         self._spend()
         return self._step(action)
+
+    def batch(self, n: int) -> TrainingBatch | None:
+        """``n`` training worlds stepped together through the family's batched core,
+        counting in the same budget; None where the family has none (or ``batched``
+        is off): the caller then plays episodes one by one."""
+        if not self._batched:
+            return None
+        if self._batch is None or self._batch.capacity < n:
+            from clinbench.env.gym_vector import batched_core
+
+            core = batched_core(self._native, n)
+            if core is None:
+                self._batched = False
+                return None
+            self._batch = TrainingBatch(core, self.budget)
+        return self._batch
+
+
+def _check_training_seed(seed: Any) -> None:
+    if seed is None or not TRAIN_SEED_LOW <= int(seed) < TRAIN_SEED_HIGH:
+        raise ValueError(
+            f"training environments play training worlds only: seed must be in "
+            f"[{TRAIN_SEED_LOW}, {TRAIN_SEED_HIGH}), got {seed!r}"
+        )
+
+
+class TrainingBatch:
+    """Training worlds in a family's batched core (rows ``0 .. capacity - 1``), within
+    the cell's budget: what :func:`clinbench.agents.core.rollout.rollout_batch` plays.
+
+    Like :class:`TrainingEnv` it plays training world seeds only and counts every step
+    (a row stepped is one environment step) in the cell's :class:`StepBudget`."""
+
+    def __init__(self, core: Any, budget: StepBudget):
+        self._core, self.budget = core, budget
+        self.capacity = core.num_envs
+        macros = core.macro_space
+        self._features = np.zeros((self.capacity, macros.n_features))
+        self._masks = np.zeros((self.capacity, macros.n), dtype=np.bool_)
+
+    def reset(self, i: int, seed: int) -> None:
+        _check_training_seed(seed)
+        self.budget.episodes += 1
+        self._core.reset(i, int(seed), None)
+
+    def step(self, rows: list[int], macros: list[int]):
+        """(rewards, terminated flags, infos) of macro ``macros[j]`` in world ``rows[j]``."""
+        left = self.budget.left
+        if left is not None and left < len(rows):
+            raise BudgetSpent(
+                f"the training budget has {left} environment steps left, not {len(rows)}"
+            )
+        self.budget.used += len(rows)
+        return self._core.step(rows, macros)
+
+    def observe(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Macro features (float64, as ``macro_space.features``) and masks of ``rows``."""
+        idx = np.asarray(rows)
+        self._core.observe(self._features, self._masks, idx)
+        return self._features[idx], self._masks[idx]
+
+    def summaries(self, rows: list[int]) -> list[dict[str, float]]:
+        return self._core.summaries(rows)
 
 
 def make_env(
@@ -169,20 +229,30 @@ class TrainingWorlds:
     call, all counting in one :class:`StepBudget` of ``steps`` (None: no cap)."""
 
     def __init__(
-        self, env_id: str, remote: str | None = None, steps: int | None = None, **overrides: Any
+        self,
+        env_id: str,
+        remote: str | None = None,
+        steps: int | None = None,
+        batched: bool = True,
+        **overrides: Any,
     ):
         self.env_id, self.remote, self.overrides = env_id, remote, overrides
-        self.budget = StepBudget(steps)
+        self.budget, self.batched = StepBudget(steps), batched
 
     def __call__(self) -> TrainingEnv:
-        return TrainingEnv(make_env(self.env_id, self.overrides, self.remote), self.budget)
+        env = make_env(self.env_id, self.overrides, self.remote)
+        return TrainingEnv(env, self.budget, self.batched)
 
 
 def training_env_factory(
-    env_id: str, remote: str | None = None, steps: int | None = None, **overrides: Any
+    env_id: str,
+    remote: str | None = None,
+    steps: int | None = None,
+    batched: bool = True,
+    **overrides: Any,
 ) -> TrainingWorlds:
     """``make_env()`` for :meth:`LearningAgent.train` (see :class:`TrainingWorlds`)."""
-    return TrainingWorlds(env_id, remote, steps, **overrides)
+    return TrainingWorlds(env_id, remote, steps, batched, **overrides)
 
 
 class CurveEvaluator:

@@ -487,14 +487,15 @@ def test_full_sweep_script_runs_the_same_sweep(tmp_path):
 
 
 def test_cell_code_is_what_cells_run():
-    """The hash covers a family's simulator and agents, not its charts or the batched
-    VectorEnv core, which no cell runs (editing those must not re-run the canonical cells)."""
+    """The hash covers a family's simulator, its batched core (the learners train in it)
+    and agents, not its charts, which no cell runs (editing those must not re-run the
+    canonical cells)."""
     from clinbench.sweep.cells import cell_code_files
 
     files = cell_code_files("recruitment")
     assert "env/recruitment/simulator.py" in files
     assert "env/base.py" in files and "protocol.py" in files
-    for not_run in ("env/recruitment/vector.py", "env/recruitment/charts.py", "env/gym_vector.py"):
-        assert not_run not in files
+    assert "env/recruitment/vector.py" in files and "env/gym_vector.py" in files
+    assert "env/recruitment/charts.py" not in files and "agents/registry.py" not in files
     assert not any(f.startswith("env/trial_design/") for f in files)
     assert "env/trial_design/simulator.py" in cell_code_files("trial_design")

@@ -1,14 +1,16 @@
 """``grpo``: Group Relative Policy Optimization, the common parent of the learners.
 
 Shao et al., "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open
-Language Models", arXiv 2402.03300. Per iteration: G episodes of one training world
-(common random numbers), outcome advantage A_i = (R_i - mean) / std over the group
-given to every step of episode i, then a PPO-clip update with an exact discrete KL to
-the initial (reference) policy. No value network.
+Language Models", arXiv 2402.03300. Per iteration: ``groups`` groups (the paper's
+batch of prompts), each G episodes of one training world (common random numbers),
+all collected at once; outcome advantage A_i = (R_i - mean) / std over i's group given
+to every step of episode i, then a PPO-clip update on the batch with an exact discrete
+KL to the initial (reference) policy. No value network.
 
 Hyper-parameters (``conf/agent/grpo.yaml``):
     group_size (8): episodes per group, all of one world seed.
-    epochs (4): full-batch Adam steps per group.
+    groups (1): groups per update, collected at once.
+    epochs (4): full-batch Adam steps per update.
     lr (0.03): Adam step size.
     clip_eps (0.2): PPO clipping.
     kl_beta (0.01): weight of KL(pi || reference).
@@ -18,6 +20,7 @@ Hyper-parameters (``conf/agent/grpo.yaml``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 from clinbench.agents.context import AgentContext
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.ppo import ppo_update
-from clinbench.agents.core.rollout import Trajectory, collect_group, group_advantages
+from clinbench.agents.core.rollout import Trajectory, collect_groups, group_advantages
 from clinbench.agents.learner import LearningAgent
 from clinbench.agents.registry import register_agent
 from clinbench.env.base import Env
@@ -40,6 +43,7 @@ class GRPOAgent(LearningAgent):
         self,
         context: AgentContext,
         group_size: int = 8,
+        groups: int = 1,
         epochs: int = 4,
         clip_eps: float = 0.2,
         kl_beta: float = 0.01,
@@ -47,9 +51,12 @@ class GRPOAgent(LearningAgent):
         **config: Any,
     ):
         super().__init__(context, **config)
-        if group_size < 1 or epochs < 0:
-            raise ValueError(f"group_size must be >= 1 and epochs >= 0, got {group_size}, {epochs}")
-        self.group_size, self.epochs = group_size, epochs
+        if group_size < 1 or groups < 1 or epochs < 0:
+            raise ValueError(
+                f"group_size and groups must be >= 1 and epochs >= 0, "
+                f"got {group_size}, {groups}, {epochs}"
+            )
+        self.group_size, self.groups, self.epochs = group_size, groups, epochs
         self.clip_eps, self.kl_beta, self.ent_coef = clip_eps, kl_beta, ent_coef
 
     def step_advantages(self, group: list[Trajectory]) -> list[np.ndarray]:
@@ -62,15 +69,31 @@ class GRPOAgent(LearningAgent):
         optimizer = Adam(self.policy.params, lr=self.lr)
         iteration = 0
         while self.steps_left > 0:
-            group = collect_group(
-                env, self.sampler(rng), self.world_seed(rng), self.group_size,
-                steps_left=lambda: self.steps_left,
-            )
+            groups = self.collect(env, rng, None, lambda: self.steps_left)
             iteration += 1
-            if group:  # empty when the budget cut the group's only episode
-                self.fit_standardiser(group)
-                self.update(group, self.step_advantages(group), optimizer, reference)
+            if groups:  # empty when the budget cut every episode
+                self.fit_standardiser([t for g in groups for t in g])
+                self.update_groups(groups, optimizer, reference)
             self.progress(iteration)
+
+    def collect(
+        self,
+        env: Env,
+        rng: np.random.Generator,
+        horizon: int | None,
+        steps_left: Callable[[], int],
+    ) -> list[list[Trajectory]]:
+        """One iteration's groups (``groups`` world seeds drawn from ``rng``)."""
+        seeds = [self.world_seed(rng) for _ in range(self.groups)]
+        return collect_groups(env, self.sampler(rng), seeds, self.group_size, horizon, steps_left)
+
+    def update_groups(self, groups: list[list[Trajectory]], optimizer: Adam, reference) -> None:
+        """One update on the batch, each episode's advantages taken within its group."""
+        trajs, advantages = [], []
+        for group in groups:
+            trajs += group
+            advantages += self.step_advantages(group)
+        self.update(trajs, advantages, optimizer, reference)
 
     def update(
         self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference

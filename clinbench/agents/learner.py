@@ -26,7 +26,7 @@ from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
 from clinbench.agents.core.budget import StepBudget
 from clinbench.agents.core.policy import SoftmaxPolicy
-from clinbench.agents.core.rollout import ActFn, Trajectory
+from clinbench.agents.core.rollout import Trajectory
 from clinbench.agents.core.standardise import Standardiser
 from clinbench.env.base import Env
 
@@ -57,6 +57,41 @@ class CurvePoint:
     seconds: float = field(default=0.0, compare=False)
 
 
+@dataclass
+class EpisodeHandle:
+    """One training episode's generator and input state."""
+
+    rng: np.random.Generator
+    state: Any
+
+
+class PolicySampler:
+    """Samples a learning agent's policy for a batch of episodes in one forward pass."""
+
+    def __init__(self, agent: LearningAgent, policy: SoftmaxPolicy, rng: np.random.Generator):
+        self.agent, self.policy, self.rng = agent, policy, rng
+
+    def start(self) -> EpisodeHandle:
+        return EpisodeHandle(self.rng.spawn(1)[0], self.agent.episode_state())
+
+    def __call__(
+        self,
+        features: np.ndarray,
+        masks: np.ndarray,
+        summaries: list[dict[str, float]],
+        episodes: list[EpisodeHandle],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        agent = self.agent
+        raw = np.stack(
+            [
+                agent.policy_input(f, s, e.state)
+                for f, s, e in zip(features, summaries, episodes, strict=True)
+            ]
+        )
+        a, logp = self.policy.sample(agent.std(raw), agent.valid(masks), [e.rng for e in episodes])
+        return a, logp, raw
+
+
 class LearningAgent(Agent):
     """Base of the learning agents (the policy is kept across ``reset`` calls)."""
 
@@ -82,23 +117,37 @@ class LearningAgent(Agent):
         self.policy = SoftmaxPolicy(n_in, self.macros.n, np.random.default_rng(0), hidden)
         self.std = Standardiser(n_in)
         self.curve: list[CurvePoint] = []
+        self._episode: Any = None
 
     # ---- inputs and masks ---------------------------------------------------------
     def input_size(self) -> int:
         return self.macros.n_features
 
-    def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
-        """Raw (unstandardised) policy input; methods may add to the macro features."""
+    def episode_state(self) -> Any:
+        """A new episode's input state (what :meth:`policy_input` keeps within one
+        episode: klong its history, memexrl its reads); None for none."""
+        return None
+
+    def policy_input(
+        self, features: np.ndarray, summary: dict[str, float], state: Any
+    ) -> np.ndarray:
+        """Raw (unstandardised) policy input from the macro features, ``obs.summary()``
+        and the episode's input state; methods may add to the features. Nothing else of
+        an observation is read, so batched cores can feed the policy."""
         return features
 
     def valid(self, mask: np.ndarray) -> np.ndarray:
-        if self._stop is not None and not self.allow_stop and mask.sum() > 1:
-            mask = mask.copy()
-            mask[self._stop] = False
+        """The mask the policy chooses under (one row, or a batch of rows)."""
+        if self._stop is not None and not self.allow_stop:
+            free = mask.sum(axis=-1) > 1
+            if np.any(free):
+                mask = mask.copy()
+                mask[..., self._stop] &= ~free
         return mask
 
     def begin_episode(self) -> None:
-        """Hook called before every episode (memexrl resets its read counter)."""
+        """Called before every evaluation episode: a fresh input state."""
+        self._episode = self.episode_state()
 
     # ---- acting -------------------------------------------------------------------
     def reset(self, seed: int | np.random.Generator | None = None) -> None:
@@ -108,22 +157,16 @@ class LearningAgent(Agent):
     def act(self, obs: Any) -> Any:
         f = self.macros.features(obs)
         m = self.valid(self.macros.mask(obs))
-        x = self.std(self.policy_input(f, obs))
+        x = self.std(self.policy_input(f, obs.summary(), self._episode))
         a, _ = self.policy.choose(x, m, None if self.greedy_eval else self.rng)
         return self.macros.to_action(a, obs)
 
-    def sampler(self, rng: np.random.Generator, policy: SoftmaxPolicy | None = None) -> ActFn:
-        """An act function for rollouts: samples, returns (a, log prob, raw input)."""
-        pol = policy or self.policy
-
-        def act(features: np.ndarray, mask: np.ndarray, obs: Any) -> tuple[int, float, np.ndarray]:
-            if obs.summary()["time"] == 0:
-                self.begin_episode()
-            raw = self.policy_input(features, obs)
-            a, lp = pol.choose(self.std(raw), self.valid(mask), rng)
-            return a, lp, raw
-
-        return act
+    def sampler(
+        self, rng: np.random.Generator, policy: SoftmaxPolicy | None = None
+    ) -> PolicySampler:
+        """The sampler of training rollouts (:mod:`clinbench.agents.core.rollout`):
+        episodes draw their actions from generators spawned from ``rng``."""
+        return PolicySampler(self, policy or self.policy, rng)
 
     # ---- training -----------------------------------------------------------------
     def fit_standardiser(self, trajectories: list[Trajectory]) -> None:

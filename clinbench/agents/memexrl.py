@@ -71,22 +71,23 @@ class MemexRLAgent(GRPOAgent):
     def input_size(self) -> int:
         return self.n_features + 3
 
-    def begin_episode(self) -> None:
-        self._reads = 0
-        self._record_day: int | None = None
+    def episode_state(self) -> dict[str, Any]:
+        """Reads so far and the day of the last record read (None: none yet)."""
+        return {"reads": 0, "record_day": None}
 
-    def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
+    def policy_input(
+        self, features: np.ndarray, summary: dict[str, float], state: Any
+    ) -> np.ndarray:
         if not self._memory:
             return np.concatenate([features, [0.0, 0.0, 1.0]])
-        if obs.retrieved_memory_context:
-            self._reads += 1
-            self._record_day = obs.retrieved_memory_context[0].day
-        age = (
-            1.0 if self._record_day is None else (obs.timestamp - self._record_day) / obs.max_steps
-        )
+        if summary["retrieved_day"] >= 0:  # the last action read a record
+            state["reads"] += 1
+            state["record_day"] = summary["retrieved_day"]
+        day = state["record_day"]
+        age = 1.0 if day is None else (summary["time"] - day) / summary["horizon"]
         status = [
-            min(2.0, len(obs.indexed_memory_summary) / self.slot_budget),
-            min(2.0, self._reads / self.slot_budget),
+            min(2.0, summary["memory_slots"] / self.slot_budget),
+            min(2.0, state["reads"] / self.slot_budget),
             age,
         ]
         return np.concatenate([features, status])
@@ -95,7 +96,7 @@ class MemexRLAgent(GRPOAgent):
         mask = super().valid(mask)
         if self.mask_memory and self._memory:
             mask = mask.copy()
-            mask[[self._write, self._read]] = False
+            mask[..., [self._write, self._read]] = False
         return mask
 
     # ---- the training reward ------------------------------------------------------

@@ -34,6 +34,9 @@ Hyper-parameters (``conf/agent/mira.yaml``):
     actor_steps (60): Adam steps of the actor regression per phase.
     buffer_phases (2): phases kept in the buffer.
     resample_failed (0.5): chance a new episode replays a failed world seed.
+    batch_episodes (25): episodes collected at once (one policy forward per day for all
+        of them, through the family's batched core where it has one); fewer when the
+        phase's remaining steps, at the mean episode length so far, need fewer.
     screen_fail_bound (0.4): bound of the screen-fail milestone.
     critic_l2 (1.0): L2 penalty of both critics.
     hidden (16), lr (0.03): policy size and Adam step size.
@@ -51,7 +54,7 @@ from clinbench.agents.context import AgentContext
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.regression import Logistic, Ridge
-from clinbench.agents.core.rollout import Trajectory, rollout
+from clinbench.agents.core.rollout import Trajectory, collect
 from clinbench.agents.learner import LearningAgent
 from clinbench.agents.registry import register_agent
 from clinbench.env.base import Env
@@ -133,11 +136,15 @@ class MIRAAgent(LearningAgent):
         resample_failed: float = 0.5,
         screen_fail_bound: float = 0.4,
         critic_l2: float = 1.0,
+        batch_episodes: int = 25,
         **config: Any,
     ):
         super().__init__(context, **config)
-        if phases < 1:
-            raise ValueError(f"phases must be >= 1, got {phases}")
+        if phases < 1 or batch_episodes < 1:
+            raise ValueError(
+                f"phases and batch_episodes must be >= 1, got {phases}, {batch_episodes}"
+            )
+        self.batch_episodes = batch_episodes
         if lam is None:
             lam = SHAPING[context.spec.env]
         if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
@@ -152,19 +159,22 @@ class MIRAAgent(LearningAgent):
     def learn(self, env: Env, rng: np.random.Generator) -> None:
         optimizer = Adam(self.policy.params, lr=self.lr)
         failed: list[int] = []
+        played: list[Trajectory] = []
         budget = self.steps_left
         for phase in range(self.phases):
             # Phase p collects until (p + 1) / phases of the step budget is spent.
             phase_end = round(budget * (phase + 1) / self.phases)
             batch = []
             while self.steps_used < phase_end:
-                if failed and rng.random() < self.resample_failed:
-                    seed = failed[int(rng.integers(len(failed)))]
-                else:
-                    seed = self.world_seed(rng)
-                traj = rollout(env, self.sampler(rng), seed, steps_left=self.steps_left)
-                if not traj.budget_cut:
-                    batch.append(traj)
+                seeds = []
+                for _ in range(self.episodes_for(phase_end - self.steps_used, played)):
+                    if failed and rng.random() < self.resample_failed:
+                        seeds.append(failed[int(rng.integers(len(failed)))])
+                    else:
+                        seeds.append(self.world_seed(rng))
+                trajs = collect(env, self.sampler(rng), seeds, steps_left=self.steps_left)
+                played += trajs
+                batch += [t for t in trajs if not t.budget_cut]
             if not batch:
                 continue
             self.fit_standardiser(batch)
@@ -174,6 +184,14 @@ class MIRAAgent(LearningAgent):
             self.fit_critics(median)
             self.update_actor(optimizer)
             self.progress(phase + 1)
+
+    def episodes_for(self, steps: int, played: list[Trajectory]) -> int:
+        """Episodes of the next batch: ``batch_episodes``, or fewer if ``steps`` are
+        left in the phase at the mean episode length so far (at least one)."""
+        if not played:
+            return max(1, min(self.batch_episodes, steps))
+        mean = sum(len(t) for t in played) / len(played)
+        return max(1, min(self.batch_episodes, -(-steps // max(1, round(mean)))))
 
     # ---- critics ----------------------------------------------------------------
     def fit_critics(self, median: float) -> None:

@@ -224,18 +224,26 @@ class AdapterCore:
             env.close()
 
 
-def _core_for(first: MacroGymEnv, num_envs: int, overrides: dict[str, Any]) -> Any:
-    """The family's own batched core if its package ships one, else an :class:`AdapterCore`."""
-    native = first.native
+def batched_core(native: Any, num_envs: int) -> Any | None:
+    """The batched core of ``native``'s family for ``num_envs`` worlds of its task, or
+    None if the family's package ships none (its ``vector.VectorCore``)."""
     package = type(native).__module__.rpartition(".")[0]
     try:
         module = importlib.import_module(f"{package}.vector")
     except ModuleNotFoundError as exc:
         if exc.name != f"{package}.vector":
             raise
-        module = None
-    if module is not None and hasattr(module, "VectorCore"):
-        return module.VectorCore(native.spec.params, native.macro_space, num_envs)
+        return None
+    if not hasattr(module, "VectorCore"):
+        return None
+    return module.VectorCore(native.spec.params, native.macro_space, num_envs)
+
+
+def _core_for(first: MacroGymEnv, num_envs: int, overrides: dict[str, Any]) -> Any:
+    """The family's own batched core if its package ships one, else an :class:`AdapterCore`."""
+    core = batched_core(first.native, num_envs)
+    if core is not None:
+        return core
     others = [MacroGymEnv(first.env_id, **overrides) for _ in range(num_envs - 1)]
     return AdapterCore([first, *others])
 

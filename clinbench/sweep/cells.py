@@ -35,14 +35,15 @@ _CELL_CODE = (
     "episode.py",
     "evaluation_key.py",
 )
-#: ... except the batched Gymnasium VectorEnv, which no cell runs, and the agent
-#: registry, which only resolves names to the classes whose code is hashed.
-_NOT_CELL_CODE = ("env/gym_vector.py", "agents/registry.py")
+#: ... except the agent registry, which only resolves names to the classes whose code
+#: is hashed. (The batched core that ``env/gym_vector.py`` finds is what the learners
+#: train in: it counts.)
+_NOT_CELL_CODE = ("agents/registry.py",)
 #: A family's own sources count for its cells only: its environment package
-#: ``env/<family>/`` (except the module that draws its charts and the batched core of
-#: its VectorEnv, which no cell runs) and its own agents, ``agents/<family>/``.
+#: ``env/<family>/`` (except the module that draws its charts, which no cell runs) and
+#: its own agents, ``agents/<family>/``.
 _FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
-_NOT_FAMILY_CODE = ("env/{family}/charts.py", "env/{family}/vector.py")
+_NOT_FAMILY_CODE = ("env/{family}/charts.py",)
 
 
 def cell_code_files(env: str) -> list[str]:

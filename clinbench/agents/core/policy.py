@@ -121,6 +121,26 @@ class SoftmaxPolicy:
         return int(valid[j]), float(shifted[j] - np.log(total))
 
 
+    def sample(
+        self, x: np.ndarray, mask: np.ndarray, rngs: list[np.random.Generator]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One action per row, row ``j`` drawn with ``rngs[j]`` (one uniform each):
+        (actions, their log probs). A row's draw depends on nothing else in the batch,
+        so a batch of N rows and N batches of one give the same actions."""
+        z, _ = self.logits(x)
+        with np.errstate(invalid="ignore"):
+            probs, logp = masked_log_softmax(z, mask)
+        cdf = np.cumsum(probs, axis=1)
+        u = np.fromiter((r.random() for r in rngs), dtype=np.float64, count=len(rngs))
+        # inverse CDF: the first action whose cumulative probability exceeds u (masked
+        # actions add 0, so they are never the first); the last valid one if rounding
+        # leaves u at the top
+        j = (cdf <= (u * cdf[:, -1])[:, None]).sum(axis=1)
+        last = mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+        j = np.where((j > last) | ~mask[np.arange(j.size), np.minimum(j, last)], last, j)
+        return j, logp[np.arange(j.size), j]
+
+
 def grad_log_prob(fwd: Forward, actions: np.ndarray) -> np.ndarray:
     """d log pi(a|x) / d logits for each row: onehot(a) - pi."""
     g = np.negative(fwd.probs)

@@ -257,8 +257,11 @@ class Observation(FromFields):
         return self.funnel._asdict()
 
     def summary(self) -> dict[str, float]:
-        """Time (the day), progress (net enrolled) and the funnel, for logs and milestones."""
+        """Time (the day), progress (net enrolled), the funnel and the working memory's
+        status, for logs, milestones and the learners' inputs (which read nothing else
+        of an observation but the macro features, so a batched core can feed them)."""
         f = self.funnel
+        retrieved = self.retrieved_memory_context
         return {
             "time": self.timestamp,
             "progress": self.enrolled_so_far,
@@ -270,6 +273,9 @@ class Observation(FromFields):
             "consented": f.consented,
             "dropped_out": f.dropped_out,
             "completed": f.completed,
+            "horizon": self.max_steps,
+            "memory_slots": len(self.indexed_memory_summary),
+            "retrieved_day": retrieved[0].day if retrieved else -1,
         }
 
     def to_dict(self) -> dict[str, Any]:

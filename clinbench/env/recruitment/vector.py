@@ -181,6 +181,8 @@ class RecruitmentVectorCore:
         self.focus_site = np.full(n, -1, dtype=np.int64)
         self.memory_used = np.zeros(n, dtype=np.int64)
         self.retrieved = np.zeros(n, dtype=np.bool_)
+        self.retrieved_day = np.full(n, -1, dtype=np.int64)  # the retrieved record's day
+        self.screened = np.zeros(n, dtype=np.int64)  # screenings so far
         self.pending_negotiations = np.zeros(n, dtype=np.int64)
         # the next day something of a world's own history changes (effects end, ...)
         self.next_change = np.full(n, _NEVER, dtype=np.int64)
@@ -259,6 +261,8 @@ class RecruitmentVectorCore:
         self.outreach_until[i] = -1
         self.memory_used[i] = 0
         self.retrieved[i] = False
+        self.retrieved_day[i] = -1
+        self.screened[i] = 0
         self.pending_negotiations[i] = 0
         self.has_event[i] = False
         days = [d for d in world.calendar if d <= p.horizon]
@@ -277,6 +281,7 @@ class RecruitmentVectorCore:
         ended: list[int] = []
         handler, tokens = self._handler, self._tokens
         self.retrieved[idx] = False
+        self.retrieved_day[idx] = -1
         self.ret_conv[idx] = 0.0
         for i, k in zip(idx, ks, strict=True):
             info = {"day": day[i], "error": None, "outcome": None}
@@ -385,6 +390,7 @@ class RecruitmentVectorCore:
             return ErrorCode.INSUFFICIENT_BUDGET
         ws = self._worlds[i]
         w = ws.world
+        self.screened[i] += 1
         self.last_contact[i, b] = day
         self.avail_value[i, b] = -np.inf
         if w.eligibility_u[b] >= w.eligibility[b] * self.elig_mult[i]:
@@ -556,8 +562,10 @@ class RecruitmentVectorCore:
         memory = self._worlds[i].memory
         if not memory:
             return ErrorCode.MISSING_MEMORY_QUERY
-        attempts, successes = memory[next(reversed(memory))]
+        key = next(reversed(memory))
+        attempts, successes = memory[key]
         self.retrieved[i] = True
+        self.retrieved_day[i] = int(key.removeprefix("day-"))
         self.ret_conv[i] = [succ / att if att else 0.0 for att, succ in zip(attempts, successes)]
         return None
 
@@ -843,6 +851,35 @@ class RecruitmentVectorCore:
         m[:, n0 + s :] = True
         m[:, n0 + s + 2] = self.memory_used > 0
         masks[rows] = m[rows]
+
+    def summaries(self, rows: list[int]) -> list[dict[str, float]]:
+        """``obs.summary()`` of worlds ``rows`` (what the learners read besides features)."""
+        p = self.params
+        state = self.state[rows]
+        kinds = (INELIGIBLE, CONSENTED, DROPPED_OUT, COMPLETED)
+        count = [(state == s).sum(1).tolist() for s in kinds]
+        day, net = self.day[rows].tolist(), self.net[rows].tolist()
+        budget = self.budget[rows].tolist()
+        screened, slots = self.screened[rows].tolist(), self.memory_used[rows].tolist()
+        retrieved = self.retrieved_day[rows].tolist()
+        return [
+            {
+                "time": day[j],
+                "progress": net[j],
+                "enrolled": net[j],
+                "target": p.target,
+                "budget_remaining": budget[j],
+                "screened": screened[j],
+                "ineligible": count[0][j],
+                "consented": count[1][j],
+                "dropped_out": count[2][j],
+                "completed": count[3][j],
+                "horizon": p.horizon,
+                "memory_slots": slots[j],
+                "retrieved_day": retrieved[j],
+            }
+            for j in range(len(rows))
+        ]
 
     def close(self) -> None:
         """Nothing to release (no native environments, no files)."""
