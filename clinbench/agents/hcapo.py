@@ -24,6 +24,8 @@ Hyper-parameters (``conf/agent/hcapo.yaml``; GRPO's too):
     hindsight_l2 (1.0): L2 penalty of the hindsight model.
     hindsight_rows (3000): at most this many rows (the most recent) per fit.
     hindsight_iters (30): L-BFGS iterations per refit (warm-started from the last fit).
+    groups (4; GRPO's default is 1): groups per update, collected at once; chosen by
+        the search on training worlds (``experiments/hparam_search.py``).
 """
 
 from __future__ import annotations
@@ -57,9 +59,10 @@ class HCAPOAgent(GRPOAgent):
         hindsight_l2: float = 1.0,
         hindsight_rows: int = 3000,
         hindsight_iters: int = 30,
+        groups: int = 4,
         **config: Any,
     ):
-        super().__init__(context, **config)
+        super().__init__(context, groups=groups, **config)
         self.omega, self.gamma, self.temperature = omega, gamma, temperature
         self.rho_clip, self.smoothing = tuple(rho_clip), smoothing
         self.hindsight_rows = hindsight_rows

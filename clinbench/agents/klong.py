@@ -26,6 +26,8 @@ Hyper-parameters (``conf/agent/klong.yaml``; GRPO's too):
     stages ([60, 120, 180]): horizons of progressive RL; [180] is direct RL.
     rl (true): false keeps imitation only (ablation).
     kl_beta (0.02): KL weight towards the cloned policy.
+    groups (4; GRPO's default is 1): groups per update in the RL stages, collected at
+        once; chosen by the search on training worlds (``experiments/hparam_search.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ import numpy as np
 from clinbench.agents.context import AgentContext
 from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
-from clinbench.agents.core.rollout import collect_group
 from clinbench.agents.grpo import GRPOAgent
 from clinbench.agents.registry import make_agent, register_agent
 from clinbench.env.base import Env
@@ -62,10 +63,11 @@ class KLongAgent(GRPOAgent):
         stages: tuple[int, ...] = (60, 120, 180),
         rl: bool = True,
         kl_beta: float = 0.02,
+        groups: int = 4,
         **config: Any,
     ):
         self.n_features = context.macro_space.n_features
-        super().__init__(context, kl_beta=kl_beta, **config)
+        super().__init__(context, kl_beta=kl_beta, groups=groups, **config)
         self.imitation_share, self.window, self.overlap = imitation_share, window, overlap
         self.lookback_start, self.lookback_shrink = lookback_start, lookback_shrink
         self.lookback_min, self.imitation_steps = lookback_min, imitation_steps
@@ -85,13 +87,16 @@ class KLongAgent(GRPOAgent):
         k = day // (self.window - self.overlap)
         return max(self.lookback_min, self.lookback_start - k * self.lookback_shrink)
 
-    def begin_episode(self) -> None:
-        self._history: list[np.ndarray] = []
+    def episode_state(self) -> list[np.ndarray]:
+        """The episode's features so far (the history the summary averages)."""
+        return []
 
-    def policy_input(self, features: np.ndarray, obs: Any) -> np.ndarray:
-        self._history.append(features)
-        lookback = self.lookback(obs.summary()["time"])
-        return self.context(self._history, len(self._history) - 1, lookback)
+    def policy_input(
+        self, features: np.ndarray, summary: dict[str, float], state: Any
+    ) -> np.ndarray:
+        state.append(features)
+        lookback = self.lookback(summary["time"])
+        return self.context(state, len(state) - 1, lookback)
 
     @staticmethod
     def context(history: list[np.ndarray] | np.ndarray, t: int, lookback: int) -> np.ndarray:
@@ -115,13 +120,12 @@ class KLongAgent(GRPOAgent):
         for k, horizon in enumerate(self.stages):
             stage_end = budget - rl_steps + round(rl_steps * (k + 1) / len(self.stages))
             while self.steps_used < stage_end:
-                group = collect_group(
-                    env, self.sampler(rng), self.world_seed(rng), self.group_size, horizon,
-                    steps_left=lambda end=stage_end: end - self.steps_used,
+                groups = self.collect(
+                    env, rng, horizon, lambda end=stage_end: end - self.steps_used
                 )
                 iteration += 1
-                if group:
-                    self.update(group, self.step_advantages(group), optimizer, reference)
+                if groups:
+                    self.update_groups(groups, optimizer, reference)
                 self.progress(iteration)
 
     def demonstrations(self, env: Env, steps: int, rng: np.random.Generator):

@@ -1,0 +1,53 @@
+"""The committed hyper-parameter search: played on training worlds only, and the
+configuration files hold what it chose."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "data" / "hparam_search" / "runs.csv"
+
+
+def _search():
+    spec = importlib.util.spec_from_file_location(
+        "hparam_search", ROOT / "experiments" / "hparam_search.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_search_plays_held_out_training_worlds_only():
+    search = _search()
+    for family, tasks in search.TASKS.items():
+        for task in tasks:
+            worlds = search.held_out_worlds(family, task, search.WORLDS[family])
+            assert all(TRAIN_SEED_LOW <= w < TRAIN_SEED_HIGH for w in worlds)
+            assert len(set(worlds)) == len(worlds)
+
+
+def test_the_search_is_complete_and_the_configs_hold_its_choice():
+    search = _search()
+    runs = pd.read_csv(RUNS)
+    for agent in search.GRIDS:
+        for tasks in search.TASKS.values():
+            for task in tasks:
+                got = runs[(runs.agent == agent) & (runs.task == task)]
+                want = {json.dumps(c, sort_keys=True) for c in search.configurations(agent)}
+                assert set(got.config) == want, (agent, task)
+                assert (got.env_steps > 0).all()
+    for agent, config in search.chosen(runs).items():
+        defaults = OmegaConf.to_container(
+            OmegaConf.load(ROOT / "clinbench/conf/agent" / f"{agent}.yaml")
+        )
+        for key, value in config.items():
+            assert defaults[key] == pytest.approx(value), (agent, key)
