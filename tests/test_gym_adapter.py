@@ -103,8 +103,11 @@ def test_spaces_masks_and_rewards_match_the_native_env(gid):
         n_sites = native.params.n_sites
         assert macros.n_features == 18 + 6 * n_sites
         assert macros.n == 10 + 2 * n_sites
-    else:  # trial_design: 5 trial features and 8 per dose arm, 2 of control; 10 macros
+    elif native.spec.env == "trial_design":
+        # 5 trial features and 8 per dose arm, 2 of control; 10 macros
         assert (macros.n_features, macros.n) == (31, 10)
+    else:  # portfolio: 6 program features and 8 per candidate indication; 7 macros
+        assert (macros.n_features, macros.n) == (6 + 8 * native.params.n_indications, 7)
 
     env.action_space.seed(7)
     feats, info = env.reset(seed=11)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from clinbench.agents.context import AgentContext
@@ -71,15 +68,3 @@ def test_the_family_is_not_registered_anywhere():
     assert "portfolio" not in families()
     assert not any(e.startswith("portfolio/") for e in env_ids())
     assert not any("portfolio" in e.envs for e in agent_entries())
-
-
-def test_the_environment_modules_import_no_agent():
-    code = (
-        "import importlib, pkgutil, sys\n"
-        "import clinbench.env.portfolio as p\n"
-        "for m in pkgutil.walk_packages(p.__path__, 'clinbench.env.portfolio.'):\n"
-        "    importlib.import_module(m.name)\n"
-        "print(sorted(m for m in sys.modules if m.startswith('clinbench.agents')))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

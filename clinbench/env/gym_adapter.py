@@ -28,6 +28,13 @@ draws the native seed from the Gymnasium ``np_random`` (the environment's own st
 so a seeded reset followed by unseeded ones is reproducible, and reports no seed: its
 ``info`` has no ``"seed"``, and nothing in it is derived from the world's seed.
 
+Binary actions: a family whose native env offers ``binary_actions`` (an object with
+``n``, ``mask(obs)`` and ``to_action(bits, obs)``, e.g. a portfolio as a set drawn from
+a catalogue) can be played with ``gym.make(id, action="binary")``: the action space is
+then ``MultiBinary(n)``, ``info["action_mask"]`` marks the entries valid now, and an
+action that is not a 0/1 integer or bool vector of shape ``(n,)`` raises ``ValueError``
+with the episode unchanged. A masked-out bit is still played, as a masked-out macro is.
+
 Pickling stores the recipe of the current episode (task id, overrides, reset seed and
 options, the macro indices played) and replays it on load. Native environments are
 deterministic given the seed, so this restores the exact state without depending on how
@@ -60,14 +67,28 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
-    def __init__(self, env_id: str, render_mode: str | None = None, **overrides: Any):
+    def __init__(
+        self, env_id: str, render_mode: str | None = None, action: str = "macro", **overrides: Any
+    ):
         if render_mode is not None:
             raise ValueError(f"clinbench environments do not render (render_mode={render_mode!r})")
+        if action not in ("macro", "binary"):
+            raise ValueError(f"action must be 'macro' or 'binary', got {action!r}")
         self.render_mode = None
         self.env_id = env_id
         self.overrides = dict(overrides)
         self._build_native()
         self._init_spaces()
+        if action == "binary":
+            self._use_binary()
+
+    def _use_binary(self) -> None:
+        """Play the native env's ``binary_actions`` (``MultiBinary``) instead of macros."""
+        hook = getattr(self.native, "binary_actions", None)
+        if hook is None:
+            raise ValueError(f"{self.env_id} offers no binary action (only action='macro')")
+        self.binary = hook
+        self.action_space = spaces.MultiBinary(hook.n)
 
     @classmethod
     def wrap(cls, native: Env) -> MacroGymEnv:
@@ -123,16 +144,38 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         return self._convert(obs, info)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        # Plain ints (what policies mostly pass) are checked here; anything else below.
-        k = action if type(action) is int and 0 <= action < self._n else self._index(action)
+        if getattr(self, "binary", None) is not None:
+            k = self._bits(action)
+        else:
+            # Plain ints (what policies mostly pass) are checked here; anything else below.
+            k = action if type(action) is int and 0 <= action < self._n else self._index(action)
         if self._obs is None:
             raise RuntimeError("call reset() first")
-        obs, reward, terminated, truncated, info = self.native.step(
-            self.macro_space.to_action(k, self._obs)
-        )
+        obs, reward, terminated, truncated, info = self.native.step(self._native_action(k))
         self._played.append(k)
         features, info = self._convert(obs, info)
         return features, float(reward), bool(terminated), bool(truncated), info
+
+    def _native_action(self, k: Any) -> Any:
+        if getattr(self, "binary", None) is not None:
+            return self.binary.to_action(np.asarray(k, dtype=np.int8), self._obs)
+        return self.macro_space.to_action(k, self._obs)
+
+    def _bits(self, action: Any) -> tuple[int, ...]:
+        """``action`` as a 0/1 vector of the binary action space (a tuple, for replay)."""
+        a = np.asarray(action) if isinstance(action, (list, tuple, np.ndarray)) else None
+        n = self.action_space.n
+        if (
+            a is None
+            or a.shape != (n,)
+            or a.dtype.kind not in "biu"
+            or not np.isin(a, (0, 1)).all()
+        ):
+            raise ValueError(
+                f"action {action!r:.80} is not in {self.action_space} (a 0/1 vector of "
+                f"{n} integers or bools)"
+            )
+        return tuple(int(b) for b in a)
 
     def _index(self, action: Any) -> int:
         """``action`` as a macro index: an int (not a bool) or a numpy integer in range."""
@@ -152,7 +195,8 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
     def _convert(self, obs: Any, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         """Features and mask of ``obs``; ``info`` is the native env's fresh dict, extended."""
         self._obs = obs
-        mask = self.macro_space.mask(obs)
+        hook = getattr(self, "binary", None)
+        mask = self.macro_space.mask(obs) if hook is None else hook.mask(obs)
         # A bool array holds 0/1 bytes: viewing it as int8 is the cast without a copy.
         info["action_mask"] = mask.view(np.int8) if mask.dtype == np.bool_ else mask.astype(np.int8)
         return self._features(obs), info
@@ -167,11 +211,16 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         state = self.__dict__.copy()
         for name in ("native", "macro_space", "_obs"):
             del state[name]
+        if state.pop("binary", None) is not None:
+            state["_binary"] = True
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        binary = state.pop("_binary", False)
         self.__dict__.update(state)
         self._build_native()
+        if binary:
+            self._use_binary()
         if self._episode is not None:
             self._replay()
 
@@ -179,7 +228,8 @@ class MacroGymEnv(gym.Env[np.ndarray, np.int64]):
         seed, options = self._episode
         obs, _ = self.native.reset(seed=seed, options=options)
         for k in self._played:
-            obs = self.native.step(self.macro_space.to_action(k, obs))[0]
+            self._obs = obs
+            obs = self.native.step(self._native_action(k))[0]
         self._obs = obs
 
 

@@ -1,6 +1,6 @@
-"""The portfolio family's agents and offline predictors (not registered yet).
+"""The portfolio family's agents, offline predictors and reference planner.
 
-Nothing here is decorated with ``register_agent``, so the agent registry's package scan
-loads this file and finds no agent: import the modules directly
-(``clinbench.agents.portfolio.heuristic``, ...).
+Not registered yet: ``clinbench.agents.portfolio.registration`` registers the online
+agents (and the family), and nothing imports it, so the agent registry's package scan
+loads this file and finds no agent.
 """

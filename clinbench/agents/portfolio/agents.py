@@ -1,10 +1,13 @@
-"""Online agents of the portfolio task: ``random``, ``heuristic`` and ``repeat_last``.
+"""Online agents of the portfolio task: ``heuristic`` and ``repeat_last`` (registered by
+``registration``; ``random`` is the generic agent).
 
 Hyper-parameters:
     random: include_stop (bool, default False): let ``stop`` be drawn too.
-    heuristic: min_estimate (float, default 0.0): a readout below this is not followed
-        up even when it met its endpoint; expand_cash (float, default 0.4): open a new
-        indication only while at least this share of the budget is left.
+    heuristic: min_value (float, default 600): develop only indications whose approval
+        is worth at least this ($M, public); phase3_estimate (float, default 0.0): the
+        Phase II estimate a Phase III needs (a single-arm Phase II is optimistic);
+        expand_cash (float, default 0.4): open a new indication only while at least this
+        share of the budget is left.
     repeat_last: none (repeats what it started last time, where still startable).
 """
 
@@ -16,6 +19,7 @@ import numpy as np
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
+from clinbench.agents.random_agent import RandomAgent
 from clinbench.env.portfolio.actions import PortfolioAction
 from clinbench.env.portfolio.macro import (
     advance_candidates,
@@ -29,50 +33,52 @@ from clinbench.env.portfolio.trials import TrialDesign
 FAMILY = ("portfolio",)
 
 
-class PortfolioRandom(Agent):
-    name = "random"
-    description = "uniform over the valid macro-actions (stop excluded by default)"
-    envs = FAMILY
-
-    def __init__(self, context: AgentContext, include_stop: bool = False, **config: Any):
-        super().__init__(context, **config)
-        self.include_stop = include_stop
-
-    def act(self, obs: Observation) -> PortfolioAction:
-        mask = self.macros.mask(obs)
-        if not self.include_stop:
-            mask[self.macros.index["stop"]] = False
-        valid = np.flatnonzero(mask)
-        return self.macros.to_action(int(valid[int(self.rng.integers(valid.size))]), obs)
+#: ``random`` is the generic one: uniform over the valid macro-actions, ``stop`` (this
+#: family's last macro too) excluded unless ``include_stop``.
+PortfolioRandom = RandomAgent
 
 
 class PortfolioHeuristic(Agent):
-    """Continue what is working, expand on good readouts, stop on failures."""
+    """Continue what is working, expand on good readouts, stop on failures: a
+    development team's rules of thumb, reading only its own readouts and the public
+    values of the indications."""
 
     name = "heuristic"
-    description = "advance on success, expand after a good readout, stop when nothing is left"
+    description = (
+        "Phase I in the most valuable indication; Phase II after a tolerable Phase I, "
+        "Phase III after a strong Phase II; expand after a strong Phase II; stop when "
+        "nothing is left"
+    )
     envs = FAMILY
 
     def __init__(
-        self, context: AgentContext, min_estimate: float = 0.0, expand_cash: float = 0.4,
-        **config: Any,
+        self, context: AgentContext, min_value: float = 600.0, phase3_estimate: float = 0.0,
+        expand_cash: float = 0.4, **config: Any,
     ):
         super().__init__(context, **config)
-        self.min_estimate, self.expand_cash = min_estimate, expand_cash
+        self.min_value, self.phase3_estimate = min_value, phase3_estimate
+        self.expand_cash = expand_cash
+
+    def _worth(self, i: Any) -> bool:
+        return i.value >= self.min_value
 
     def act(self, obs: Observation) -> PortfolioAction:
         wanted: list[TrialDesign] = []
+        fresh = [i for i in expand_candidates(obs) if self._worth(i)]
         if not obs.trials:  # the start: the most valuable indication's Phase I
-            wanted = [standard_design(obs, i.key, 1) for i in expand_candidates(obs)[:1]]
-        adv = [i for i in advance_candidates(obs)
-               if i.earned == 1 or (i.last_estimate or 0.0) >= self.min_estimate]
-        wanted += [standard_design(obs, i.key, i.earned + 1) for i in adv]
-        good = any(i.last_success and i.last_phase >= 1 for i in obs.indications)
-        if obs.trials and good and obs.cash >= self.expand_cash * obs.budget:
-            wanted += [standard_design(obs, i.key, 1) for i in expand_candidates(obs)[:1]]
+            wanted = [standard_design(obs, i.key, 1) for i in fresh[:1]]
+        strong = False
+        for i in advance_candidates(obs):
+            if i.earned == 1 and self._worth(i):
+                wanted.append(standard_design(obs, i.key, 2))
+            elif i.earned == 2 and (i.last_estimate or 0.0) >= self.phase3_estimate:
+                wanted.append(standard_design(obs, i.key, 3))
+                strong = True
+        if obs.trials and strong and obs.cash >= self.expand_cash * obs.budget:
+            wanted += [standard_design(obs, i.key, 1) for i in fresh[:1]]
         chosen = self.macros.fit(obs, wanted)
         running = any(not t.read_out for t in obs.trials)
-        if not chosen and obs.trials and not running and not advance_candidates(obs):
+        if not chosen and not running and (obs.trials or not fresh):
             return PortfolioAction(stop=True)  # nothing works and nothing is pending
         return PortfolioAction(trials=chosen)
 

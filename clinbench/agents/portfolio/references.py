@@ -1,8 +1,9 @@
 """Reference scores of the online task: ``random`` and the planner over seeds.
 
-``play`` is a minimal episode loop (the shared one reads the registered family's
-metrics, and this family is not registered yet); ``reference_scores`` averages the two
-references' scores over ``seeds``, the numbers the report normalises with.
+``play`` is a minimal episode loop on an env built directly (``PortfolioEnv``, with any
+parameters); ``reference_scores`` averages the two references' scores over ``seeds``.
+The stored references of the report come from ``clinbench.references`` once the family
+has a ``PLANNER`` there (``planner`` below is the one to use).
 """
 
 from __future__ import annotations

@@ -138,3 +138,22 @@ class PortfolioMacros(MacroSpace[Observation, PortfolioAction]):
                 float(i.new_standard),
             ]
         return np.clip(np.asarray(row, dtype=np.float64), 0.0, 1.0)
+
+
+class CatalogueActions:
+    """The portfolio as a 0/1 vector over the program's catalogue (Gymnasium's
+    ``MultiBinary``): the hook ``clinbench.env.gym_adapter`` reads as
+    ``env.binary_actions``. ``mask(obs)`` marks the entries startable now; a vector
+    setting no bit waits; a masked-out bit is still played, and the environment refuses
+    the portfolio (``info["error"]``, nothing changes)."""
+
+    def __init__(self, params: PortfolioParams):
+        self.n = 16 * params.n_indications
+
+    def mask(self, obs: Observation) -> np.ndarray:
+        return np.asarray(obs.catalogue_mask, dtype=bool)
+
+    def to_action(self, bits: np.ndarray, obs: Observation) -> PortfolioAction:
+        chosen = np.flatnonzero(bits)
+        designs = catalogue_for(obs.indication_keys)
+        return PortfolioAction(trials=tuple(designs[int(k)] for k in chosen))

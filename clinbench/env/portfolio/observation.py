@@ -56,7 +56,9 @@ class TrialView:
 
 @dataclass(frozen=True, eq=False)
 class Observation(FromFields):
-    """One decision date of one program (immutable; ``to_dict`` is strict JSON)."""
+    """One decision date of one program (immutable; ``to_dict`` is strict JSON; its keys
+    ``program_budget`` and ``evidence`` hold ``budget`` and ``records``, names the
+    generic layers use for other things)."""
 
     task_id: str
     program_id: str
@@ -92,12 +94,12 @@ class Observation(FromFields):
             "date": month_label(self.month),
             "month": self.month,
             "cash": self.cash,
-            "budget": self.budget,
+            "program_budget": self.budget,
             "portfolio_cap": self.portfolio_cap,
             "indications": [asdict(i) | {"tried": list(i.tried)} for i in self.indications],
             "trials": [asdict(t) for t in self.trials],
             "catalogue_mask": list(self.catalogue_mask),
-            "records": [r.to_dict() for r in self.records],
+            "evidence": [r.to_dict() for r in self.records],
             "approvals": self.approvals,
             "last_error": self.last_error,
         }

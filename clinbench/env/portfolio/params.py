@@ -178,11 +178,18 @@ class PortfolioParams:
     combination_cost: float = 1.3
     # ---------------------------------------------------------------- value
     #: an approval's value ($M) = incidence (thousands) x line share x ``value_per_patient``
-    #: (*assumption*: share, net price and years on the market folded into one number)
-    value_per_patient: float = 30.0
+    #: (*assumption*: share, net price and years on the market folded into one number;
+    #: set so that trial costs weigh against approvals as in industry, where developing
+    #: a drug from Phase I without knowing its truth loses money more often than not:
+    #: a first-line NSCLC approval is worth 1.2 $B, a third-line ovarian one 30 $M)
+    value_per_patient: float = 6.0
     #: annual discount rate: the 10.5 % cost of capital of DiMasi, Grabowski & Hansen,
     #: "Innovation in the pharmaceutical industry", J Health Econ 47, 2016
     discount_rate: float = 0.105
+    #: online score: ``clip(rnpv / (ev + score_floor), 0, 1)`` ($M; ``score``), so that
+    #: a program of almost no value does not inflate the ratio (*assumption*: about
+    #: half the cost of one indication's Phase I to III)
+    score_floor: float = 50.0
     # ---------------------------------------------------------------- the agent
     #: most trials one portfolio may start
     portfolio_cap: int = 4

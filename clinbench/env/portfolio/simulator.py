@@ -4,7 +4,9 @@
 window); each step starts a portfolio (or stops the program), then time passes to the
 next decision date and readouts, filings and reviews happen as the world says. After
 the last decision (or a stop) every pending readout and review is played out. The
-per-step reward is the change of the score (``score``), so the return equals it.
+score (``score``) reads the hidden truth, so it is paid as the last step's reward and
+every earlier reward is 0: the return equals the score and no reward reveals the truth
+mid-episode.
 
 An invalid action changes nothing: no trial, no cost, no time (``info["error"]`` and
 ``info["message"]`` say why, and the same observation comes back). So that a policy
@@ -26,13 +28,14 @@ from clinbench.env.portfolio.actions import (
     as_action,
     parse_portfolio,
 )
-from clinbench.env.portfolio.macro import PortfolioMacros, catalogue_index
+from clinbench.env.portfolio.macro import CatalogueActions, PortfolioMacros, catalogue_index
 from clinbench.env.portfolio.observation import IndicationView, Observation, TrialView
 from clinbench.env.portfolio.params import TASK_VERSION, PortfolioParams
 from clinbench.env.portfolio.score import score_parts
 from clinbench.env.portfolio.sponsor import regime_seen
 from clinbench.env.portfolio.state import ProgramState
 from clinbench.env.portfolio.trials import TrialDesign, trial_cost
+from clinbench.env.portfolio.value import expected_value
 from clinbench.env.portfolio.world import Program, draw_program, draw_universe
 
 FAMILY_NAME = "portfolio"
@@ -46,6 +49,8 @@ class PortfolioEnv(Env[Observation, Any]):
         self.spec = spec or EnvSpec(FAMILY_NAME, params.name, TASK_VERSION, params,
                                     params.description)
         self.macro_space = PortfolioMacros(params)
+        #: the portfolio as a 0/1 vector over the catalogue (Gymnasium ``MultiBinary``)
+        self.binary_actions = CatalogueActions(params)
         self._state: ProgramState | None = None
         self._done = True
         self._root_seq: np.random.SeedSequence | None = None
@@ -83,7 +88,7 @@ class PortfolioEnv(Env[Observation, Any]):
         self._decision = 0
         self._steps = 0
         self._invalid = 0
-        self._score = 0.0
+        self._ev = expected_value(program)
         self._done = False
         self._terminated_by: str | None = None
         self._obs = self._observe(None)
@@ -116,11 +121,11 @@ class PortfolioEnv(Env[Observation, Any]):
                 else:
                     self.state.advance(self.state.program.start_month
                                        + self._decision * self.params.decision_months)
-        parts = score_parts(self.state)
-        reward = parts["score"] - self._score
-        self._score = parts["score"]
+        reward = 0.0
         self._obs = self._observe(info["error"])
         if self._done:
+            parts = score_parts(self.state, self._ev)
+            reward = parts["score"]
             info.update(self._final_info(parts))
         return self._obs, float(reward), self._done, False, info
 
@@ -157,6 +162,7 @@ class PortfolioEnv(Env[Observation, Any]):
             "steps": self._steps,
             "approvals": parts["approvals"],
             "npv": parts["npv"],
+            "rnpv": parts["rnpv"],
             "trials_started": float(len(trials)),
             "phase3_started": float(sum(t.design.phase == 3 for t in trials)),
             "any_approval": float(parts["approvals"] > 0),
