@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# pytest-xdist's workers (addopts: -n 2) start with COLUMNS=80 and LINES=24 in their
+# environment, which a plain `pytest` process does not have; rich would freeze the CLI's
+# console at 80 columns on import and ignore the COLUMNS the tests' CliRunners set. The
+# workers run in the environment a plain run has (before clinbench is imported below).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 import pytest
 from typer.testing import CliRunner

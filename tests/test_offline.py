@@ -486,6 +486,9 @@ def offline_sweep(root, results, *extra):
             "protocol.seeds=[1,7]",
             "protocol.eval_episodes=4",
             "protocol.oc_episodes=0",
+            # 20 null worlds per cell (as the smoke preset), not the protocol's 2,000: the
+            # null-world rates are still computed, resumed and compared across backends
+            "protocol.null_episodes=20",
             f"results={results}",
             "offline.dataset=trial-small-v0",
             f"offline.data_dir={root}",

@@ -280,8 +280,11 @@ def test_a_plugin_named_like_a_builtin_is_refused(tmp_path):
 
 def test_the_example_plugins_own_tests_pass(plugin_path):
     env = dict(os.environ, PYTHONPATH=str(plugin_path))
+    # -n 0: the example's two tests in the one process (the repository's pytest settings,
+    # which it picks up, start two pytest-xdist workers, each importing clinbench anew)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+        [*command, str(EXAMPLE / "tests")],
         capture_output=True,
         text=True,
         env=env,
