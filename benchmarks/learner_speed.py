@@ -98,6 +98,18 @@ def native_rate(task: str, episodes: int, seed: int) -> float:
     return steps / (time.process_time() - t0)
 
 
+def _cpu() -> str:
+    """The processor's model name (Linux), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="recruitment/medium_bench")
@@ -109,7 +121,7 @@ def main() -> None:
     out: dict = {
         "task": args.task,
         "steps": args.steps,
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": f"{_cpu()}, {os.cpu_count()} cores",
         "load_average": os.getloadavg()[0],
         "learners": {},
     }

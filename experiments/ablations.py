@@ -11,6 +11,11 @@ runs on the trial_design tasks: mira with the milestone shaping of the recruitme
 default (lambda = 1), the evidence behind its trial_design default of 0. Its
 operating characteristics are left out (``protocol.oc_episodes=0``,
 ``protocol.null_episodes=0``): the table compares scores only.
+
+Beside them, the reference learner ``maskable_ppo`` (stable-baselines3, the ``sb3``
+extra) at the same budget in environment steps: on medium_bench only (a recruitment
+cell of it costs about 150 s) and on the three trial tasks (scores only). Each learner's
+"reaches maskable_ppo at equal steps" is read against these rows.
 """
 
 from __future__ import annotations

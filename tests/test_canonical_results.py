@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = [
     ROOT / "data" / "sweep_results",
     *sorted((ROOT / "data" / "ablations").glob("*")),
+    *sorted((ROOT / "data" / "long_budget").glob("*")),
     *sorted(p for p in (ROOT / "data" / "offline_study").glob("*") if p.name != "ablations"),
     *sorted((ROOT / "data" / "offline_study" / "ablations").glob("*")),
 ]
