@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ def same(a: Any, b: Any) -> bool:
         return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
+    if isinstance(a, (dict, MappingProxyType)):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, float) and np.isnan(a):
         return bool(np.isnan(b))

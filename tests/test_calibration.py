@@ -74,7 +74,7 @@ def test_stored_reference_scores_are_current():
     spec = importlib.util.spec_from_file_location("compute_reference_scores", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.with_references() == ["recruitment", "trial_design"]
+    assert module.with_references() == ["recruitment", "trial_design", "portfolio"]
     for name in module.with_references():
         assert module.target(name).read_text() == module.render(name), name
 

@@ -114,6 +114,7 @@ def test_tasks_json_matches_the_registry():
         main = {
             "recruitment": ("pool_size", "n_sites", "budget", "target", "screen_cost"),
             "trial_design": ("budget", "max_weeks", "max_looks", "mcid", "ae_threshold"),
+            "portfolio": ("horizon", "decision_months", "portfolio_cap", "cutoff_month"),
         }[s.env]
         for name in main:
             value = getattr(s.params, name)
@@ -123,7 +124,7 @@ def test_tasks_json_matches_the_registry():
             assert r["params"]["event_rate_per_day"] == pytest.approx(
                 sum(s.params.event_rates.values())
             )
-        else:
+        elif s.env == "trial_design":
             assert r["params"]["planned_patients"] == s.params.planned_patients
 
 
@@ -175,6 +176,7 @@ LOCAL = [
     e.name
     for e in agent_entries()
     if getattr(e.factory, "deterministic", True) and not getattr(e.factory, "offline", False)
+    and ("*" in e.envs or "recruitment" in e.envs)
 ]
 
 

@@ -29,7 +29,7 @@ import pytest
 from clinbench.env import env_ids, make, spec
 
 #: The task version of each family the digests were frozen for.
-FROZEN_VERSION = {"recruitment": 2, "trial_design": 2}
+FROZEN_VERSION = {"recruitment": 2, "trial_design": 2, "portfolio": 1}
 #: Digests of the current task versions' code, per task.
 FROZEN = {
     "recruitment/easy_bench": "5520d10c53bbe533d260988911376b82e33d675e1c00773ca22b940bd3e795dd",
@@ -43,6 +43,10 @@ FROZEN = {
     ),
     "trial_design/rare_disease": (
         "3612d416adb3013ebeb3958eedac5ad8d0a3cc8401652214c245b8887036ff96"
+    ),
+    "portfolio/develop": "6cdfe9c204fbdc9cc5eaab65e98ba739c82127cf7ba2818dd86747351e1e6222",
+    "portfolio/develop_post_cutoff": (
+        "85ea689561f780462892c9471f76e3a1e7be36c6314ff0a7896816eaf41c2955"
     ),
 }
 STEPS = 400

@@ -436,7 +436,7 @@ def test_dataset_cli_refuses_bad_input(invoke, tmp_path):
         (["--name", "bad name", "--env", "trial_design", "--agents", "random"], "bad dataset name"),
         (
             ["--name", "a-v0", "--env", "nope", "--agents", "random"],
-            "valid: recruitment, trial_design",
+            "valid: portfolio, recruitment, trial_design",
         ),
         (["--name", "a-v0", "--env", "trial_design", "--agents", "nope"], "heuristic"),
         (["--name", "a-v0", "--env", "trial_design", "--agents", "bc"], "offline agent"),

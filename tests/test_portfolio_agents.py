@@ -61,10 +61,11 @@ def test_agents_refuse_other_families():
     assert make  # the other families are untouched
 
 
-def test_the_family_is_not_registered_anywhere():
-    from clinbench.agents.registry import agent_entries
+def test_the_family_is_registered_after_the_others():
+    from clinbench.agents.registry import agent_entry
     from clinbench.env.registry import env_ids, families
 
-    assert "portfolio" not in families()
-    assert not any(e.startswith("portfolio/") for e in env_ids())
-    assert not any("portfolio" in e.envs for e in agent_entries())
+    assert families() == ["recruitment", "trial_design", "portfolio"]
+    assert env_ids()[-2:] == ["portfolio/develop", "portfolio/develop_post_cutoff"]
+    assert agent_entry("repeat_last").envs == ("portfolio",)
+    assert "portfolio" in agent_entry("heuristic").envs

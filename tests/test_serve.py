@@ -13,6 +13,7 @@ import json
 import threading
 import time
 import urllib.request
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -63,7 +64,10 @@ def test_native_observations_and_infos_cross_the_wire_exactly(env_id):
 
 @pytest.mark.parametrize(
     "value",
-    [float("inf"), -float("inf"), np.float32(0.1), np.int16(-3), (1, (2.5, None)), {"a": [1]}],
+    [
+        float("inf"), -float("inf"), np.float32(0.1), np.int16(-3), (1, (2.5, None)), {"a": [1]},
+        MappingProxyType({"phase": 2, "success": True}),
+    ],
 )
 def test_values_round_trip_with_their_types(value):
     assert same(decode(json.loads(json.dumps(encode(value), allow_nan=False))), value)
@@ -78,6 +82,7 @@ def test_values_round_trip_with_their_types(value):
         {"$nd": "!!", "dtype": "<f8", "shape": [1]},
         {"$nd": "AAAAAAAAAAA=", "dtype": "|O", "shape": [1]},
         {"$f": "1.5"},
+        {"$mp": [1]},
         {"$unknown": 1},
         {"a": 1, "b": 2, "c": 3, "d": 4},
         {"$dc": "clinbench.env.recruitment.observation:MemoryRecord", "v": {"key": "k"}},

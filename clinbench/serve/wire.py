@@ -4,7 +4,8 @@ A served environment sends, besides the plain ``to_dict()`` rendering, the nativ
 observation itself so that a remote client hands agents the very object an in-process
 agent would get (same fields, same numbers, bit for bit): floats as JSON numbers (Python
 writes the shortest repr, which reads back exactly), non-finite floats, tuples, named
-tuples, enums, dataclasses, numpy scalars and arrays (base64 of their bytes) as tagged objects.
+tuples, read-only mappings, enums, dataclasses, numpy scalars and arrays (base64 of their
+bytes) as tagged objects.
 
 :class:`ObservationEncoder` and :class:`ObservationDecoder` are per session: a field
 whose encoding equals the previous observation's is sent as ``{"$same": 1}`` and the
@@ -25,6 +26,7 @@ import enum
 import importlib
 import json
 import math
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -107,6 +109,10 @@ def _encode(x: Any, memo: Memo | None) -> Any:
         if not all(type(k) is str for k in x):
             raise TypeError("only dicts with string keys can be sent")
         return {"$d": {k: encode(v, memo) for k, v in x.items()}}
+    if t is MappingProxyType:  # a read-only mapping comes back read-only
+        if not all(type(k) is str for k in x):
+            raise TypeError("only mappings with string keys can be sent")
+        return {"$mp": {k: encode(v, memo) for k, v in x.items()}}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         values = {f.name: encode(getattr(x, f.name), memo) for f in _fields(t)}
         return {"$dc": _path(t), "v": values}
@@ -172,6 +178,11 @@ def _decode(x: Any) -> Any:
             if type(items) is not dict:
                 raise WireError("'$d' holds an object")
             return {k: _decode(v) for k, v in items.items()}
+        if "$mp" in x:
+            items = x["$mp"]
+            if type(items) is not dict:
+                raise WireError("'$mp' holds an object")
+            return MappingProxyType({k: _decode(v) for k, v in items.items()})
         if "$nt" in x:
             cls = _class(x["$nt"])
             if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):

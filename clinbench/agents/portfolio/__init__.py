@@ -1,6 +1,5 @@
-"""The portfolio family's agents, offline predictors and reference planner.
+"""The portfolio family's agents, offline predictors and reference planner; importing
+the package registers its online agents (``heuristic``'s portfolio variant and
+``repeat_last``)."""
 
-Not registered yet: ``clinbench.agents.portfolio.registration`` registers the online
-agents (and the family), and nothing imports it, so the agent registry's package scan
-loads this file and finds no agent.
-"""
+from clinbench.agents.portfolio import registration  # noqa: F401

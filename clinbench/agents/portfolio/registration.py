@@ -1,9 +1,6 @@
 """Registering the portfolio family's agents (importing this module does it): its
-``heuristic`` variant and ``repeat_last``; ``random`` is the generic agent.
-
-Not imported by the package's ``__init__`` while the family itself is unregistered
-(``clinbench.env.portfolio.registration``); switching both on is one import in each
-``__init__``.
+``heuristic`` variant and ``repeat_last``; ``random`` is the generic agent. The
+package's ``__init__`` imports it.
 """
 
 from clinbench.agents.portfolio.agents import PortfolioHeuristic, PortfolioRepeatLast

@@ -50,10 +50,16 @@ class PortfolioAction:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PortfolioAction:
+        """The action of ``to_dict``'s form: well-formed entries become designs, so the
+        round trip gives the same action; anything else is kept for the environment to
+        refuse with its reason."""
         names = {f.name for f in fields(cls)}
         bad = sorted(set(data) - names)
         if bad:
             raise ValueError(f"unknown action field(s) {bad}; valid: {sorted(names)}")
+        trials = data.get("trials", ())
+        if isinstance(trials, (list, tuple)):
+            data = {**data, "trials": tuple(_as_design(t) for t in trials)}
         return cls(**data)
 
 
@@ -127,6 +133,15 @@ def parse_design(entry: Any, indications: tuple[str, ...]) -> TrialDesign | Refu
             return Refusal(bad, f"{name} must be a bool, got {entry[name]!r:.40}")
         flags[name] = f
     return TrialDesign(ind, phase, **flags)
+
+
+def _as_design(entry: Any) -> Any:
+    """A well-formed dict entry as its design (the indication is checked later); any
+    other entry as it is."""
+    if isinstance(entry, dict) and isinstance(entry.get("indication"), str):
+        d = parse_design(entry, (entry["indication"],))
+        return d if isinstance(d, TrialDesign) else entry
+    return entry
 
 
 def parse_portfolio(

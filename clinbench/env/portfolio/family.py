@@ -68,7 +68,7 @@ FAMILY = Family(
     },
     time_unit="decision",
     progress_label="approvals",
-    # no stored references (clinbench/references/) or domain charts yet
+    references="clinbench.references.portfolio_scores",
     # per-episode score sd on 200 worlds of `develop`: repeat_last 0.22, heuristic 0.21,
     # random 0.14, so a 95 % half-width under 0.02 needs about 465; rounded up
     evaluation_episodes=480,

@@ -1,11 +1,5 @@
-"""Registering the portfolio family and its online tasks (importing this module does it).
-
-Kept out of the package's ``__init__`` until the shared tests know the family (frozen
-Gymnasium digests, the CLI's and the server's per-family expectations): the registry's
-package scan imports only ``__init__``, so nothing registers the family by accident.
-Switching it on is one line in ``__init__``: ``from clinbench.env.portfolio import
-registration``.
-"""
+"""Registering the portfolio family and its online tasks (the package's ``__init__``
+imports this module)."""
 
 from __future__ import annotations
 

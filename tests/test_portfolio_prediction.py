@@ -1,0 +1,167 @@
+"""The offline prediction study: its learners (bc, rwbc), the online adapter of a
+predictor, its statistics and the committed results it renders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clinbench.agents.context import AgentContext
+from clinbench.agents.portfolio.imitation import (
+    CAP,
+    CLIP,
+    THRESHOLDS,
+    ImitationPolicy,
+    entry_features,
+    rwbc_weights,
+)
+from clinbench.agents.portfolio.predictor_agent import PredictorAgent, as_episode
+from clinbench.agents.portfolio.predictors import heuristic, random_portfolio
+from clinbench.env.portfolio.metrics import indication_set, micro_f1, portfolio_f1
+from clinbench.env.portfolio.offline import build_dataset
+from clinbench.env.portfolio.params import TASKS
+from clinbench.env.portfolio.simulator import PortfolioEnv
+from clinbench.env.portfolio.splits import make_split
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = TASKS["develop"]
+
+
+def _study():
+    spec = importlib.util.spec_from_file_location(
+        "portfolio_prediction", ROOT / "experiments" / "portfolio_prediction.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def data():
+    return build_dataset(PARAMS, seed=5, n_programs=30)
+
+
+@pytest.fixture(scope="module")
+def split(data):
+    return make_split(data.episodes, "temporal", PARAMS.cutoff_month)
+
+
+@pytest.fixture(scope="module")
+def bc(split):
+    return ImitationPolicy.fit(split.train)
+
+
+def test_features_are_finite_and_one_row_per_catalogue_entry(data):
+    for e in data.episodes[:50]:
+        x = entry_features(e)
+        assert x.shape[0] == len(e.catalogue) and np.isfinite(x).all()
+        assert x.min() >= -1 and x.max() <= 2
+
+
+def test_bc_is_deterministic_and_predicts_valid_portfolios(split, bc):
+    again = ImitationPolicy.fit(split.train)
+    assert np.array_equal(again.coef, bc.coef) and again.threshold == bc.threshold
+    assert bc.threshold in THRESHOLDS
+    for e in split.test:
+        pred = bc.predict(e)
+        index = {d: k for k, d in enumerate(e.catalogue)}
+        assert len(pred) <= CAP and all(e.mask[index[d]] for d in pred)
+        assert len({(d.indication, d.phase) for d in pred}) == len(pred)
+
+
+def test_bc_beats_random_on_held_out_dates(split, bc):
+    rng = np.random.default_rng(0)
+    gold = [e.label for e in split.test]
+    learnt = portfolio_f1([bc.predict(e) for e in split.test], gold)["indication_f1_micro"]
+    chance = portfolio_f1([random_portfolio(e, rng) for e in split.test], gold)
+    assert learnt > chance["indication_f1_micro"] + 0.1
+
+
+def test_rwbc_weights_follow_the_returns_within_the_clip():
+    returns = np.array([-500.0, -10.0, 0.0, 40.0, 3000.0])
+    w = rwbc_weights(returns)
+    assert np.all(np.diff(w) > 0)
+    assert w.min() >= np.exp(-CLIP) - 1e-12 and w.max() <= np.exp(CLIP) + 1e-12
+    assert np.all(rwbc_weights(np.full(4, 7.0)) == 1.0)
+
+
+def test_weights_are_checked(split):
+    with pytest.raises(ValueError, match="one positive"):
+        ImitationPolicy.fit(split.train, np.zeros(len(split.train)))
+    with pytest.raises(ValueError, match="one positive"):
+        ImitationPolicy.fit(split.train, np.ones(3))
+    with pytest.raises(ValueError, match="no episodes"):
+        ImitationPolicy.fit(())
+
+
+def test_weighting_changes_the_fit(split):
+    w = np.linspace(0.2, 5.0, len(split.train))
+    assert not np.allclose(ImitationPolicy.fit(split.train, w).coef,
+                           ImitationPolicy.fit(split.train).coef)
+
+
+# ---------------------------------------------------------------------- online adapter
+def test_a_predictor_plays_online_from_public_records_only(bc):
+    env = PortfolioEnv(PARAMS)
+    seen = []
+
+    def spy(episode):
+        seen.append(episode)
+        return bc.predict(episode)
+
+    agent = PredictorAgent(AgentContext.of(env), spy)
+    for seed in range(4):
+        obs, _ = env.reset(seed=seed)
+        agent.reset(seed)
+        done, errors = False, []
+        while not done:
+            obs, _, done, _, info = env.step(agent.act(obs))
+            errors.append(info.get("error"))
+        assert errors.count(None) == len(errors)  # never an invalid action
+    assert seen and all(r.month <= e.month for e in seen for r in e.evidence)
+    assert all(e.label == () for e in seen)
+
+
+def test_the_adapter_reads_the_observation_as_the_offline_task_does(data):
+    env = PortfolioEnv(PARAMS)
+    obs, _ = env.reset(seed=11)
+    e = as_episode(obs)
+    assert e.month == obs.month and e.evidence == obs.records
+    assert len(e.catalogue) == 128 and e.mask.all() == obs.biomarker
+    assert heuristic(e) == heuristic(e)
+
+
+# ---------------------------------------------------------------------- statistics
+def test_study_f1_is_the_metric_modules_micro_f1(data):
+    study = _study()
+    pairs = [(indication_set(heuristic(e)), indication_set(e.label)) for e in data.episodes]
+    hits = np.array([len(p & t) for p, t in pairs])
+    size = np.array([len(p) + len(t) for p, t in pairs])
+    assert study.micro_f1(hits, size) == pytest.approx(micro_f1(pairs))
+    lo, hi = study.f1_interval(hits, size, seed=1)
+    assert lo <= study.micro_f1(hits, size) <= hi and hi - lo < 0.3
+
+
+def test_the_paired_test_finds_a_real_difference_and_not_a_null_one():
+    study = _study()
+    rng = np.random.default_rng(3)
+    size = rng.integers(2, 8, 60).astype(float)
+    good = np.floor(size / 2 * 0.8)
+    bad = np.floor(size / 2 * 0.3)
+    d, p = study.paired_test((good, size), (bad, size), seed=0)
+    assert d > 0 and p < 0.001
+    d, p = study.paired_test((good, size), (good, size), seed=0)
+    assert d == 0 and p == 1.0
+
+
+def test_the_committed_report_and_charts_are_what_the_results_regenerate():
+    study = _study()
+    folder = ROOT / "data" / "portfolio_prediction"
+    results = json.loads((folder / "results.json").read_text())
+    assert {r["split"] for r in results["f1"]} == {"drug", "sponsor", "class", "temporal"}
+    assert set(results["online"]) == set(study.PREDICTORS)
+    assert study.check(folder) == []
