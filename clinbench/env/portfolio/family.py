@@ -1,8 +1,8 @@
 """The portfolio family's hooks for the generic layers (see :mod:`clinbench.env.family`).
 
 Registered by this package's ``__init__`` (the online tasks); what is still missing
-(stored references, domain charts, the offline task as sweep cells) is listed in
-``docs/environments.md`` (Part III.9).
+(domain charts, the offline task as sweep cells) is listed in ``docs/environments.md``
+(Part III.9).
 """
 
 from __future__ import annotations
