@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -54,6 +55,8 @@ from clinbench.env.portfolio.splits import SPLITS, make_split
 from clinbench.stats.multiple import holm
 
 OUT = Path("data") / "portfolio_prediction"
+#: the docs' copies of the charts (docs/results.md shows them)
+DOCS_IMAGES = Path("docs") / "images"
 TASK = "develop"
 SEEDS = (1, 7, 21, 42, 123)
 PROGRAMS = 45
@@ -322,24 +325,32 @@ def render_charts(results: dict, folder: Path) -> list[Path]:
     return paths
 
 
-def render(results: dict, folder: Path) -> list[Path]:
+def render(results: dict, folder: Path, docs: Path | None = None) -> list[Path]:
+    """The report and charts into ``folder``; the charts mirrored into ``docs`` if given."""
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / "report.md"
     report.write_text(render_report(results))
-    return [report, *render_charts(results, folder / "charts")]
+    charts = render_charts(results, folder / "charts")
+    if docs is not None:
+        docs.mkdir(parents=True, exist_ok=True)
+        for p in charts:
+            shutil.copyfile(p, docs / p.name)
+    return [report, *charts]
 
 
-def check(folder: Path) -> list[str]:
-    """Files of ``folder`` that the committed results.json does not regenerate exactly."""
+def check(folder: Path, docs: Path | None = None) -> list[str]:
+    """Files of ``folder`` (and chart copies in ``docs``) that the committed results.json
+    does not regenerate exactly."""
     results = json.loads((folder / "results.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         fresh = render(results, Path(tmp))
-        bad = []
-        for p in fresh:
-            committed = folder / p.relative_to(tmp)
-            if not committed.exists() or not filecmp.cmp(p, committed, shallow=False):
-                bad.append(str(committed))
-        return bad
+        pairs = [(p, folder / p.relative_to(tmp)) for p in fresh]
+        if docs is not None:
+            pairs += [(p, docs / p.name) for p in fresh if p.parent.name == "charts"]
+        return [
+            str(committed) for p, committed in pairs
+            if not committed.exists() or not filecmp.cmp(p, committed, shallow=False)
+        ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.check:
-        bad = check(args.out)
+        bad = check(args.out, DOCS_IMAGES if args.out == OUT else None)
         for b in bad:
             print(f"stale: {b}", file=sys.stderr)
         return 1 if bad else 0
@@ -361,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     results = json.loads((args.out / "results.json").read_text())
-    for p in render(results, args.out):
+    for p in render(results, args.out, DOCS_IMAGES if args.out == OUT else None):
         print(p)
     return 0
 

@@ -52,14 +52,16 @@ def test_canonical_run_is_the_default_protocol():
         "klong",
         "memexrl",
         "fixed_design",
+        "repeat_last",
     ]
-    assert manifest["grid"]["envs"] == ["recruitment", "trial_design"]
+    assert manifest["grid"]["envs"] == ["recruitment", "trial_design", "portfolio"]
     assert manifest["protocol"] == {
         "train_steps": None,
         "budget_scale": 1,
-        "train_steps_by_family": {"recruitment": 108_000, "trial_design": 3_000},
+        "train_steps_by_family": {"recruitment": 108_000, "trial_design": 3_000,
+                                  "portfolio": 9_000},
         "eval_episodes": None,
-        "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480},
+        "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480, "portfolio": 480},
         "curve_episodes": 5,
         "curve_points": 21,
         "oc_episodes": 200,

@@ -164,4 +164,69 @@ def test_the_committed_report_and_charts_are_what_the_results_regenerate():
     results = json.loads((folder / "results.json").read_text())
     assert {r["split"] for r in results["f1"]} == {"drug", "sponsor", "class", "temporal"}
     assert set(results["online"]) == set(study.PREDICTORS)
-    assert study.check(folder) == []
+    assert study.check(folder, ROOT / "docs" / "images") == []
+
+
+# ---------------------------------------------------------------------- agreement online
+def _replay_sponsor(env, seed):
+    """Play what the sponsor would start (a copy of the env's sponsor Generator predicts
+    it); the decisions played and the final info."""
+    import copy
+
+    from clinbench.env.portfolio.actions import PortfolioAction
+    from clinbench.env.portfolio.sponsor import sponsor_portfolio
+
+    env.reset(seed=seed)
+    played, done, info = [], False, {}
+    while not done:
+        pick = sponsor_portfolio(env.state, copy.deepcopy(env._sponsor_rng))
+        month = env.state.month
+        _, _, done, _, info = env.step(PortfolioAction(trials=pick))
+        assert info["error"] is None
+        played.append((month, pick))
+    return played, info
+
+
+def test_playing_the_sponsor_agrees_fully_and_is_the_logged_history():
+    from clinbench.env.portfolio.history import simulate_program
+    from clinbench.env.portfolio.world import draw_program, draw_universe
+
+    env = PortfolioEnv(PARAMS)
+    for seed in range(6):
+        played, info = _replay_sponsor(env, seed)
+        assert info["sponsor_f1"] == 1.0 and info["sponsor_strict_f1"] == 1.0
+        logged = simulate_program(draw_program(draw_universe(PARAMS, seed), 0)).decisions
+        assert played == list(logged[: len(played)])
+
+
+def test_doing_nothing_disagrees_with_a_sponsor_that_starts_a_program():
+    from clinbench.env.portfolio.actions import PortfolioAction
+
+    env = PortfolioEnv(PARAMS)
+    for seed in range(6):
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            _, _, done, _, info = env.step(PortfolioAction())
+        assert info["sponsor_f1"] == 0.0 and info["sponsor_strict_f1"] == 0.0
+
+
+def test_agreement_is_between_the_extremes_for_the_heuristic_and_changes_no_score(monkeypatch):
+    """The heuristic agrees in part; the sponsor's draws change nothing the agent sees."""
+    import clinbench.env.portfolio.simulator as simulator
+    from clinbench.agents.registry import make_agent
+    from clinbench.env.registry import make
+    from clinbench.episode import play_episode
+
+    env = make("portfolio/develop")
+    agent = make_agent("heuristic", AgentContext.of(env))
+    played = [play_episode(env, agent, seed, agent_seed=seed) for seed in range(20)]
+    f1 = [e.metrics["sponsor_f1"] for e in played]
+    assert 0.0 < np.mean(f1) < 1.0
+    # a sponsor that draws nothing and starts nothing: the same episodes, other agreement
+    monkeypatch.setattr(simulator, "sponsor_portfolio", lambda state, rng: ())
+    again = [play_episode(env, agent, seed, agent_seed=seed) for seed in range(20)]
+    assert [(e.score, e.steps, e.steps_log) for e in again] == [
+        (e.score, e.steps, e.steps_log) for e in played
+    ]
+    assert [e.metrics["sponsor_f1"] for e in again] != f1

@@ -1,13 +1,12 @@
 """The portfolio family's hooks for the generic layers (see :mod:`clinbench.env.family`).
 
 Registered by this package's ``__init__`` (the online tasks); what is still missing
-(domain charts, the offline task as sweep cells) is listed in ``docs/environments.md``
-(Part III.9).
+(the offline task as sweep cells) is listed in ``docs/environments.md`` (Part III.9).
 """
 
 from __future__ import annotations
 
-from clinbench.env.family import Family, Metric
+from clinbench.env.family import Family, Metric, OperatingCharacteristic
 from clinbench.env.portfolio.params import TASK_VERSION
 
 FAMILY = Family(
@@ -41,6 +40,27 @@ FAMILY = Family(
         Metric("rnpv", "risk-adjusted net value ($M)"),
         Metric("trials_started", "trials started"),
         Metric("phase3_started", "Phase III trials started"),
+        Metric("sponsor_f1", "agreement with the sponsor (indication F1)"),
+        Metric("sponsor_strict_f1", "agreement with the sponsor (strict F1)"),
+    ),
+    # what the report shows per agent and task over the evaluation episodes: the value
+    # behind the score, and agreement with the sponsor (the offline task's metric, online)
+    operating_characteristics=(
+        OperatingCharacteristic("approval", "P(at least one approval)", "any_approval"),
+        OperatingCharacteristic("npv", "E[realised net value, $M]", "npv"),
+        OperatingCharacteristic("rnpv", "E[risk-adjusted net value, $M]", "rnpv"),
+        OperatingCharacteristic("trials", "E[trials started]", "trials_started"),
+        OperatingCharacteristic("sponsor_f1", "E[agreement with the sponsor, indication F1]",
+                                "sponsor_f1", digits=3),
+        OperatingCharacteristic("sponsor_strict_f1", "E[agreement with the sponsor, strict F1]",
+                                "sponsor_strict_f1", digits=3),
+    ),
+    operating_note=(
+        "Programs of their own (the operating-characteristic episodes); values in $M "
+        "discounted to the program's start. Agreement with the sponsor: the indication "
+        "(strict) F1 of the agent's decisions against what the program's sponsor would have "
+        "started in the same state, micro over an episode's decisions (the offline task's "
+        "metric, played online)."
     ),
     score_part_labels={
         "value": "discounted value of approvals ($M)",
@@ -69,6 +89,7 @@ FAMILY = Family(
     time_unit="decision",
     progress_label="approvals",
     references="clinbench.references.portfolio_scores",
+    charts="clinbench.env.portfolio.charts",
     # per-episode score sd on 200 worlds of `develop`: repeat_last 0.22, heuristic 0.21,
     # random 0.14, so a 95 % half-width under 0.02 needs about 465; rounded up
     evaluation_episodes=480,

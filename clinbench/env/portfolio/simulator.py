@@ -8,6 +8,13 @@ score (``score``) reads the hidden truth, so it is paid as the last step's rewar
 every earlier reward is 0: the return equals the score and no reward reveals the truth
 mid-episode.
 
+Each played decision is also compared with what the program's sponsor would have started
+in the same state (its logged behaviour policy, with the decision noise of the offline
+data's stream): the final ``info`` holds the episode's agreement with the sponsor as
+indication and strict F1 (micro over its decisions, as in the offline task), so online
+agents get the offline task's metric beside their value. The sponsor's draws come from
+their own Generator: they change nothing the agent sees or is scored on.
+
 An invalid action changes nothing: no trial, no cost, no time (``info["error"]`` and
 ``info["message"]`` say why, and the same observation comes back). So that a policy
 repeating one cannot run forever, ``max_invalid`` invalid actions in a row end the
@@ -28,15 +35,17 @@ from clinbench.env.portfolio.actions import (
     as_action,
     parse_portfolio,
 )
+from clinbench.env.portfolio.history import SPONSOR
 from clinbench.env.portfolio.macro import CatalogueActions, PortfolioMacros, catalogue_index
+from clinbench.env.portfolio.metrics import indication_set, strict_set
 from clinbench.env.portfolio.observation import IndicationView, Observation, TrialView
 from clinbench.env.portfolio.params import TASK_VERSION, PortfolioParams
 from clinbench.env.portfolio.score import score_parts
-from clinbench.env.portfolio.sponsor import regime_seen
+from clinbench.env.portfolio.sponsor import regime_seen, sponsor_portfolio
 from clinbench.env.portfolio.state import ProgramState
 from clinbench.env.portfolio.trials import TrialDesign, trial_cost
 from clinbench.env.portfolio.value import expected_value
-from clinbench.env.portfolio.world import Program, draw_program, draw_universe
+from clinbench.env.portfolio.world import FAMILY_TAG, Program, draw_program, draw_universe
 
 FAMILY_NAME = "portfolio"
 
@@ -89,6 +98,11 @@ class PortfolioEnv(Env[Observation, Any]):
         self._steps = 0
         self._invalid = 0
         self._ev = expected_value(program)
+        self._sponsor_rng = np.random.default_rng(
+            [FAMILY_TAG, program.universe.seed, SPONSOR, program.index]
+        )
+        #: hits and sizes of the indication and strict sets against the sponsor's
+        self._agreement = [0, 0, 0, 0]
         self._done = False
         self._terminated_by: str | None = None
         self._obs = self._observe(None)
@@ -110,6 +124,7 @@ class PortfolioEnv(Env[Observation, Any]):
         else:
             self._invalid = 0
             action, designs = checked
+            self._compare_with_sponsor(() if action.stop else designs)
             if action.stop:
                 self._end("stop")
             else:
@@ -148,6 +163,17 @@ class PortfolioEnv(Env[Observation, Any]):
                            f"the portfolio costs {cost:.1f} $M; cash is {self.state.cash:.1f} $M")
         return a, designs
 
+    def _compare_with_sponsor(self, designs: tuple[TrialDesign, ...]) -> None:
+        sponsor = sponsor_portfolio(self.state, self._sponsor_rng)
+        for k, view in enumerate((indication_set, strict_set)):
+            mine, theirs = view(designs), view(sponsor)
+            self._agreement[2 * k] += len(mine & theirs)
+            self._agreement[2 * k + 1] += len(mine) + len(theirs)
+
+    def _f1(self, k: int) -> float:
+        hits, size = self._agreement[2 * k], self._agreement[2 * k + 1]
+        return 1.0 if size == 0 else 2.0 * hits / size
+
     def _end(self, reason: str) -> None:
         self.state.finish()
         self._done = True
@@ -166,6 +192,8 @@ class PortfolioEnv(Env[Observation, Any]):
             "trials_started": float(len(trials)),
             "phase3_started": float(sum(t.design.phase == 3 for t in trials)),
             "any_approval": float(parts["approvals"] > 0),
+            "sponsor_f1": self._f1(0),
+            "sponsor_strict_f1": self._f1(1),
         }
 
     def _observe(self, error: str | None) -> Observation:
