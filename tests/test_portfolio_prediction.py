@@ -213,8 +213,8 @@ def test_doing_nothing_disagrees_with_a_sponsor_that_starts_a_program():
 
 def test_agreement_is_between_the_extremes_for_the_heuristic_and_changes_no_score(monkeypatch):
     """The heuristic agrees in part; the sponsor's draws change nothing the agent sees."""
-    import clinbench.env.portfolio.simulator as simulator
     from clinbench.agents.registry import make_agent
+    from clinbench.env.portfolio import simulator
     from clinbench.env.registry import make
     from clinbench.episode import play_episode
 

@@ -32,8 +32,9 @@ def value_vs_agreement(d: ChartData, width: float) -> Figure:
             x = t_interval(per_seed.sponsor_f1.to_numpy())
             y = t_interval(per_seed.score.to_numpy())
             ax.errorbar(
-                x[0], y[0], xerr=[[x[0] - x[1]], [x[2] - x[0]]], yerr=[[y[0] - y[1]], [y[2] - y[0]]],
-                fmt=d.markers[agent], color=d.colors[agent], ms=5, lw=1, capsize=2, label=agent,
+                x[0], y[0], xerr=[[x[0] - x[1]], [x[2] - x[0]]],
+                yerr=[[y[0] - y[1]], [y[2] - y[0]]], fmt=d.markers[agent],
+                color=d.colors[agent], ms=5, lw=1, capsize=2, label=agent,
             )
         ax.set_title(task)
         ax.set_xlabel("agreement with the sponsor (indication F1)")
