@@ -9,13 +9,13 @@ Its folder is ``data/portfolio_prediction/``.
 
 The paper's setting ("Learning Clinical-Trial Strategy: Offline Policy Training for
 Decision Agents", arXiv 2608.03606) at its size: per dataset seed (1 7 21 42 123), the
-45-program preset of ``develop``; per split (drug, sponsor, class, temporal), ``bc`` and
-``rwbc`` fitted on the training episodes, and every predictor scored on the test
-episodes. Micro F1 pools all five seeds' test episodes; its 95 % interval is a
-percentile bootstrap over programs (scipy.stats.bootstrap), the program being the
-independent unit; each comparison is a paired permutation test over programs (each
+45-program preset of ``develop``; per split (drug, sponsor, class, temporal), ``bc``,
+``rwbc``, ``learned_reward`` and ``iql`` fitted on the training episodes, and every
+predictor scored on the test episodes. Micro F1 pools all five seeds' test episodes;
+its 95 % interval is a percentile bootstrap over programs (scipy.stats.bootstrap), the
+program being the independent unit; each comparison is a paired permutation test over programs (each
 program's predictions swapped between the two predictors; scipy.stats.permutation_test),
-Holm-adjusted over the study's comparisons. Online, each predictor (``bc`` / ``rwbc``
+Holm-adjusted over the study's comparisons. Online, each predictor (the learners
 fitted on all of its seed's episodes) plays 96 fresh ``develop`` worlds per seed (seeds
 300000 and up, disjoint from every sweep's and the references'), scored as the sweep
 scores them.
@@ -44,6 +44,8 @@ from clinbench.agents.portfolio.imitation import (
     episode_returns,
     rwbc_weights,
 )
+from clinbench.agents.portfolio.iql import fit_iql
+from clinbench.agents.portfolio.learned_reward import fit_learned_reward
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio, repeat_last
 from clinbench.agents.portfolio.references import play
@@ -60,16 +62,17 @@ DOCS_IMAGES = Path("docs") / "images"
 TASK = "develop"
 SEEDS = (1, 7, 21, 42, 123)
 PROGRAMS = 45
-PREDICTORS = ("random", "repeat_last", "heuristic", "bc", "rwbc")
+PREDICTORS = ("random", "repeat_last", "heuristic", "bc", "rwbc", "learned_reward", "iql")
 #: (a, b): "a differs from b" per split
-COMPARISONS = (("rwbc", "bc"), ("bc", "heuristic"), ("heuristic", "repeat_last"),
-               ("heuristic", "random"))
+COMPARISONS = (("rwbc", "bc"), ("learned_reward", "bc"), ("iql", "bc"), ("bc", "heuristic"),
+               ("heuristic", "repeat_last"), ("heuristic", "random"))
 ONLINE_WORLDS = 96
 ONLINE_BASE = 300_000
 RESAMPLES = 9_999
 #: where each predictor's label sits beside its point (points), so none overlap
 LABEL_OFFSETS = {"random": (5, 5), "repeat_last": (5, -11), "heuristic": (-52, 6),
-                 "bc": (6, 4), "rwbc": (6, -11)}
+                 "bc": (6, 4), "rwbc": (6, -11), "learned_reward": (-80, -12),
+                 "iql": (6, -4)}
 #: random's draws and the tests' resamples
 STUDY_SEED = 2608
 
@@ -119,6 +122,16 @@ def _counts(pred, gold, view) -> tuple[int, int]:
     return len(p & t), len(p) + len(t)
 
 
+def fit_learners(episodes, features, returns) -> dict[str, ImitationPolicy]:
+    """The four offline learners fitted on the same episodes."""
+    return {
+        "bc": ImitationPolicy.fit(episodes, features=features),
+        "rwbc": ImitationPolicy.fit(episodes, rwbc_weights(returns), features),
+        "learned_reward": fit_learned_reward(episodes, features, returns),
+        "iql": fit_iql(episodes, features, returns),
+    }
+
+
 def run_offline() -> list[dict]:
     """One row per (seed, split, test episode, predictor) with its F1 counts."""
     rows = []
@@ -130,18 +143,15 @@ def run_offline() -> list[dict]:
         for k, name in enumerate(SPLITS):
             split = make_split(data.episodes, name, params.cutoff_month, seed=seed)
             train_feats = [feats[id(e)] for e in split.train]
-            bc = ImitationPolicy.fit(split.train, features=train_feats)
-            rwbc = ImitationPolicy.fit(
-                split.train, rwbc_weights(episode_returns(split.train, value)), train_feats
-            )
+            returns = episode_returns(split.train, value)
+            learnt = fit_learners(split.train, train_feats, returns)
             rng = np.random.default_rng([STUDY_SEED, seed, k])
             for e in split.test:
                 preds = {
                     "random": random_portfolio(e, rng),
                     "repeat_last": repeat_last(e),
                     "heuristic": heuristic(e),
-                    "bc": bc.predict(e, feats[id(e)]),
-                    "rwbc": rwbc.predict(e, feats[id(e)]),
+                    **{name: p.predict(e, feats[id(e)]) for name, p in learnt.items()},
                 }
                 for predictor, pred in preds.items():
                     hi, si = _counts(pred, e.label, indication_set)
@@ -162,14 +172,13 @@ def run_online() -> dict[str, dict[str, float]]:
     for i, seed in enumerate(SEEDS):
         data = build_dataset(params, seed, PROGRAMS)
         value = {h.program.id: h.value["value"] - h.value["cost"] for h in data.histories}
-        bc = ImitationPolicy.fit(data.episodes)
-        weights = rwbc_weights(episode_returns(data.episodes, value))
-        rwbc = ImitationPolicy.fit(data.episodes, weights)
+        feats = [entry_features(e) for e in data.episodes]
+        learnt = fit_learners(data.episodes, feats, episode_returns(data.episodes, value))
         rng = np.random.default_rng([STUDY_SEED, seed, 99])
         predictors = {
             "random": lambda e, rng=rng: random_portfolio(e, rng),
             "repeat_last": repeat_last, "heuristic": heuristic,
-            "bc": bc.predict, "rwbc": rwbc.predict,
+            **{name: p.predict for name, p in learnt.items()},
         }
         for name, predictor in predictors.items():
             agent = PredictorAgent(AgentContext.of(env), predictor)

@@ -45,8 +45,6 @@ class OperatingCharacteristic:
     #: measured per trained policy on the null worlds (``Family.null_world_overrides``)
     #: where a cell played them, e.g. the type-I error
     on_null_worlds: bool = False
-    #: decimals a mean is shown with (a rate always shows three)
-    digits: int = 1
 
 
 @dataclass(frozen=True)
@@ -63,9 +61,6 @@ class Family:
     episode_metrics: tuple[Metric, ...] = ()
     #: what the report's operating-characteristics section shows (none: no section)
     operating_characteristics: tuple[OperatingCharacteristic, ...] = ()
-    #: a sentence the report prints above each of its tasks' characteristics (what they
-    #: are measured on); empty for none
-    operating_note: str = ""
     #: labels of ``info["score_parts"]`` keys worth showing (``clinbench run``)
     score_part_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``obs.summary()`` keys shown as columns of ``clinbench run`` (key -> header)

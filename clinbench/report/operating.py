@@ -39,21 +39,19 @@ def episode_metrics(res: Results, task: str, agent: str) -> list[dict[str, float
 
 
 def characteristic(
-    episodes: list[dict[str, float]], metric: str, among: str, kind: str, digits: int = 1
+    episodes: list[dict[str, float]], metric: str, among: str, kind: str
 ) -> dict[str, Any]:
-    """One characteristic over ``episodes`` (those with ``among`` == 1 if given); a mean
-    shown with other than one decimal carries its ``digits``."""
+    """One characteristic over ``episodes`` (those with ``among`` == 1 if given)."""
     values = [e[metric] for e in episodes if metric in e and (not among or e.get(among) == 1)]
     if kind == "rate":
         k, n = int(sum(values)), len(values)
         value, lo, hi = stats.clopper_pearson(k, n)
         return {"value": value, "lo": lo, "hi": hi, "k": k, "n": n, "kind": kind}
-    shown = {} if digits == 1 else {"digits": digits}
     n = len(values)
     if n == 0:
-        return {"value": None, "lo": None, "hi": None, "n": 0, "kind": kind, **shown}
+        return {"value": None, "lo": None, "hi": None, "n": 0, "kind": kind}
     value, lo, hi = stats.t_interval(np.asarray(values, dtype=float))
-    return {"value": value, "lo": lo, "hi": hi, "n": n, "kind": kind, **shown}
+    return {"value": value, "lo": lo, "hi": hi, "n": n, "kind": kind}
 
 
 def null_rate(records: list[dict[str, Any]], oc: Any) -> dict[str, Any] | None:
@@ -107,13 +105,10 @@ def operating_characteristics(res: Results) -> dict[str, dict[str, Any]]:
             cells = [r for (t, a, _), r in sorted(res.records.items()) if t == task and a == agent]
             rows[agent] = {
                 oc.name: null_rate(cells, oc)
-                or characteristic(
-                    episodes, oc.metric, oc.among, fam.metric(oc.metric).kind, oc.digits
-                )
+                or characteristic(episodes, oc.metric, oc.among, fam.metric(oc.metric).kind)
                 for oc in fam.operating_characteristics
             }
         out[task] = {
-            **({"note": fam.operating_note} if fam.operating_note else {}),
             "labels": {oc.name: oc.label for oc in fam.operating_characteristics},
             "agents": rows,
             "policies": policies,

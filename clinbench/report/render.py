@@ -82,12 +82,11 @@ def _characteristic(c: dict[str, Any] | None) -> str:
         return "-"
     if c["kind"] == "rate":
         return f"{c['value']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}] ({c['k']}/{c['n']})"
-    d = c.get("digits", 1)
     if c.get("lo") is None:
-        return f"{c['value']:.{d}f}"
+        return f"{c['value']:.1f}"
     if c["lo"] == c["hi"]:
-        return f"{c['value']:.{d}f} (no spread)"
-    return f"{c['value']:.{d}f} [{c['lo']:.{d}f}, {c['hi']:.{d}f}]"
+        return f"{c['value']:.1f} (no spread)"
+    return f"{c['value']:.1f} [{c['lo']:.1f}, {c['hi']:.1f}]"
 
 
 def _rank(span: list[int] | None) -> str:

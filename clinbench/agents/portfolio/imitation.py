@@ -146,11 +146,15 @@ def episode_returns(episodes: Sequence[OfflineEpisode], value: dict[str, float])
     return np.array([value[e.program_id] for e in episodes], dtype=float)
 
 
+def standardised(x: np.ndarray) -> np.ndarray:
+    """``(x - mean) / sd`` (zeros when every value is the same)."""
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x, dtype=float)
+
+
 def rwbc_weights(returns: np.ndarray) -> np.ndarray:
     """``exp(clip(z, -CLIP, CLIP) / TEMPERATURE)`` of the standardised returns."""
-    sd = returns.std()
-    z = (returns - returns.mean()) / sd if sd > 0 else np.zeros_like(returns)
-    return np.exp(np.clip(z, -CLIP, CLIP) / TEMPERATURE)
+    return np.exp(np.clip(standardised(returns), -CLIP, CLIP) / TEMPERATURE)
 
 
 def select(

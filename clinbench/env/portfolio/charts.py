@@ -37,7 +37,7 @@ def value_vs_agreement(d: ChartData, width: float) -> Figure:
                 color=d.colors[agent], ms=5, lw=1, capsize=2, label=agent,
             )
         ax.set_title(task)
-        ax.set_xlabel("agreement with the sponsor (indication F1)")
+        ax.set_xlabel("agreement with the sponsor (indication F1, %)")
         ax.set_ylabel("score")
     axes[0].legend(fontsize="small", frameon=False)
     suptitle(

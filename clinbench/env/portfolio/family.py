@@ -40,27 +40,22 @@ FAMILY = Family(
         Metric("rnpv", "risk-adjusted net value ($M)"),
         Metric("trials_started", "trials started"),
         Metric("phase3_started", "Phase III trials started"),
-        Metric("sponsor_f1", "agreement with the sponsor (indication F1)"),
-        Metric("sponsor_strict_f1", "agreement with the sponsor (strict F1)"),
+        Metric("sponsor_f1", "agreement with the sponsor (indication F1, %)"),
+        Metric("sponsor_strict_f1", "agreement with the sponsor (strict F1, %)"),
     ),
-    # what the report shows per agent and task over the evaluation episodes: the value
-    # behind the score, and agreement with the sponsor (the offline task's metric, online)
+    # what the report shows per agent and task over the operating-characteristic episodes:
+    # the value behind the score ($M, discounted to the program's start) and agreement with
+    # the sponsor (the offline task's F1, in per cent as the paper reports it, of the
+    # agent's decisions against what the sponsor would have started in the same state)
     operating_characteristics=(
         OperatingCharacteristic("approval", "P(at least one approval)", "any_approval"),
         OperatingCharacteristic("npv", "E[realised net value, $M]", "npv"),
         OperatingCharacteristic("rnpv", "E[risk-adjusted net value, $M]", "rnpv"),
         OperatingCharacteristic("trials", "E[trials started]", "trials_started"),
-        OperatingCharacteristic("sponsor_f1", "E[agreement with the sponsor, indication F1]",
-                                "sponsor_f1", digits=3),
-        OperatingCharacteristic("sponsor_strict_f1", "E[agreement with the sponsor, strict F1]",
-                                "sponsor_strict_f1", digits=3),
-    ),
-    operating_note=(
-        "Programs of their own (the operating-characteristic episodes); values in $M "
-        "discounted to the program's start. Agreement with the sponsor: the indication "
-        "(strict) F1 of the agent's decisions against what the program's sponsor would have "
-        "started in the same state, micro over an episode's decisions (the offline task's "
-        "metric, played online)."
+        OperatingCharacteristic("sponsor_f1", "E[indication F1 against the sponsor, %]",
+                                "sponsor_f1"),
+        OperatingCharacteristic("sponsor_strict_f1", "E[strict F1 against the sponsor, %]",
+                                "sponsor_strict_f1"),
     ),
     score_part_labels={
         "value": "discounted value of approvals ($M)",

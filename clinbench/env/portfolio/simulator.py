@@ -11,8 +11,8 @@ mid-episode.
 Each played decision is also compared with what the program's sponsor would have started
 in the same state (its logged behaviour policy, with the decision noise of the offline
 data's stream): the final ``info`` holds the episode's agreement with the sponsor as
-indication and strict F1 (micro over its decisions, as in the offline task), so online
-agents get the offline task's metric beside their value. The sponsor's draws come from
+indication and strict F1 in per cent (micro over its decisions, as in the offline task),
+so online agents get the offline task's metric beside their value. The sponsor's draws come from
 their own Generator: they change nothing the agent sees or is scored on.
 
 An invalid action changes nothing: no trial, no cost, no time (``info["error"]`` and
@@ -171,8 +171,9 @@ class PortfolioEnv(Env[Observation, Any]):
             self._agreement[2 * k + 1] += len(mine) + len(theirs)
 
     def _f1(self, k: int) -> float:
+        """Micro F1 over the decisions, in per cent (100 when neither started anything)."""
         hits, size = self._agreement[2 * k], self._agreement[2 * k + 1]
-        return 1.0 if size == 0 else 2.0 * hits / size
+        return 100.0 if size == 0 else 200.0 * hits / size
 
     def _end(self, reason: str) -> None:
         self.state.finish()
