@@ -5,7 +5,10 @@ online value (docs/environments.md, Part III.3; docs/results.md).
     python experiments/portfolio_prediction.py --render   # report, charts from results.json
     python experiments/portfolio_prediction.py --check    # exit 1 if they are stale
 
-Its folder is ``data/portfolio_prediction/``.
+Its folder is ``data/portfolio_prediction/``. ``--llm-model M [--llm-base-url URL]`` adds
+a row for a language model with the date-gated retrieval scaffold
+(:mod:`clinbench.llm.retrieval`; extra ``llm``; about 5,300 offline predictions and up to
+14,400 online decisions, each several requests).
 
 The paper's setting ("Learning Clinical-Trial Strategy: Offline Policy Training for
 Decision Agents", arXiv 2608.03606) at its size: per dataset seed (1 7 21 42 123), the
@@ -132,7 +135,7 @@ def fit_learners(episodes, features, returns) -> dict[str, ImitationPolicy]:
     }
 
 
-def run_offline() -> list[dict]:
+def run_offline(extra: dict | None = None) -> list[dict]:
     """One row per (seed, split, test episode, predictor) with its F1 counts."""
     rows = []
     params = TASKS[TASK]
@@ -152,6 +155,7 @@ def run_offline() -> list[dict]:
                     "repeat_last": repeat_last(e),
                     "heuristic": heuristic(e),
                     **{name: p.predict(e, feats[id(e)]) for name, p in learnt.items()},
+                    **{name: predict(e) for name, predict in (extra or {}).items()},
                 }
                 for predictor, pred in preds.items():
                     hi, si = _counts(pred, e.label, indication_set)
@@ -164,11 +168,11 @@ def run_offline() -> list[dict]:
     return rows
 
 
-def run_online() -> dict[str, dict[str, float]]:
+def run_online(extra: dict | None = None) -> dict[str, dict[str, float]]:
     """Each predictor's online score and net value on fresh ``develop`` worlds."""
     params = TASKS[TASK]
     env = PortfolioEnv(params)
-    scores: dict[str, list[dict]] = {p: [] for p in PREDICTORS}
+    scores: dict[str, list[dict]] = {p: [] for p in (*PREDICTORS, *(extra or {}))}
     for i, seed in enumerate(SEEDS):
         data = build_dataset(params, seed, PROGRAMS)
         value = {h.program.id: h.value["value"] - h.value["cost"] for h in data.histories}
@@ -179,6 +183,7 @@ def run_online() -> dict[str, dict[str, float]]:
             "random": lambda e, rng=rng: random_portfolio(e, rng),
             "repeat_last": repeat_last, "heuristic": heuristic,
             **{name: p.predict for name, p in learnt.items()},
+            **(extra or {}),
         }
         for name, predictor in predictors.items():
             agent = PredictorAgent(AgentContext.of(env), predictor)
@@ -198,6 +203,7 @@ def run_online() -> dict[str, dict[str, float]]:
 
 def analyse(rows: list[dict], online: dict) -> dict:
     """Per split and predictor: micro F1 (indication, strict) with intervals; the tests."""
+    names = list(dict.fromkeys(r["predictor"] for r in rows))
     by: dict[tuple[str, str], dict[tuple[int, str], list[int]]] = {}
     for r in rows:
         cell = by.setdefault((r["split"], r["predictor"]), {})
@@ -211,7 +217,7 @@ def analyse(rows: list[dict], online: dict) -> dict:
 
     table, tests = [], []
     for k, split in enumerate(SPLITS):
-        for j, predictor in enumerate(PREDICTORS):
+        for j, predictor in enumerate(names):
             a = arrays(split, predictor)
             row = {"split": split, "predictor": predictor, "programs": len(a),
                    "episodes": sum(1 for r in rows if r["split"] == split
@@ -234,7 +240,8 @@ def analyse(rows: list[dict], online: dict) -> dict:
         t["significant"] = bool(adj < 0.05)
     return {
         "task": TASK, "seeds": list(SEEDS), "programs_per_seed": PROGRAMS,
-        "online_worlds": ONLINE_WORLDS * len(SEEDS), "f1": table, "tests": tests,
+        "online_worlds": ONLINE_WORLDS * len(SEEDS), "predictors": names, "f1": table,
+        "tests": tests,
         "online": online,
     }
 
@@ -303,11 +310,12 @@ def render_charts(results: dict, folder: Path) -> list[Path]:
     paths = []
     with style():
         fig, axes = plt.subplots(1, 2, figsize=(DOUBLE_COLUMN, DOUBLE_COLUMN * 0.38), sharey=True)
-        width = 0.8 / len(PREDICTORS)
+        names = results["predictors"]
+        width = 0.8 / len(names)
         for ax, view in zip(axes, ("indication", "strict"), strict=True):
-            for j, predictor in enumerate(PREDICTORS):
+            for j, predictor in enumerate(names):
                 rs = [r for r in results["f1"] if r["predictor"] == predictor]
-                x = np.arange(len(rs)) + (j - (len(PREDICTORS) - 1) / 2) * width
+                x = np.arange(len(rs)) + (j - (len(names) - 1) / 2) * width
                 f = np.array([100 * r[view]["f1"] for r in rs])
                 err = np.array([[100 * (r[view]["f1"] - r[view]["low"]) for r in rs],
                                 [100 * (r[view]["high"] - r[view]["f1"]) for r in rs]])
@@ -320,13 +328,13 @@ def render_charts(results: dict, folder: Path) -> list[Path]:
         paths += save(fig, folder, "portfolio_f1_by_split", FORMATS)
 
         fig, ax = plt.subplots(figsize=(DOUBLE_COLUMN * 0.5, DOUBLE_COLUMN * 0.4))
-        for predictor in PREDICTORS:
+        for predictor in names:
             rs = [r for r in results["f1"] if r["predictor"] == predictor]
             f1 = 100 * np.mean([r["indication"]["f1"] for r in rs])
             o = results["online"][predictor]
             ax.errorbar(f1, o["score"], yerr=1.96 * o["score_se"], fmt="o", capsize=2)
             ax.annotate(predictor, (f1, o["score"]), textcoords="offset points",
-                        xytext=LABEL_OFFSETS[predictor], fontsize="small")
+                        xytext=LABEL_OFFSETS.get(predictor, (6, 4)), fontsize="small")
         ax.set_xlabel("indication F1, mean over splits (%)")
         ax.set_ylabel("online score (develop)")
         fig.tight_layout()
@@ -369,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render", action="store_true", help="only the report and charts")
     parser.add_argument("--check", action="store_true", help="exit 1 if they are stale")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--llm-model", default="",
+                        help="add an 'llm' row: this model with the retrieval scaffold")
+    parser.add_argument("--llm-base-url", default="",
+                        help="its OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     args = parser.parse_args(argv)
     if args.check:
         bad = check(args.out, DOCS_IMAGES if args.out == OUT else None)
@@ -376,8 +388,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stale: {b}", file=sys.stderr)
         return 1 if bad else 0
     if not args.render:
-        rows = run_offline()
-        results = analyse(rows, run_online())
+        extra = {}
+        if args.llm_model:
+            from clinbench.llm.retrieval import RetrievalPredictor
+
+            extra["llm"] = RetrievalPredictor(args.llm_model, args.llm_base_url).predict
+        rows = run_offline(extra)
+        results = analyse(rows, run_online(extra))
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     results = json.loads((args.out / "results.json").read_text())

@@ -5,7 +5,8 @@ Each reply is the scripted policy's action for the state in the request (the fir
 user message's ``State: {...}``), as a tool call (when the request offers tools) or as
 JSON content in a code fence. ``faults`` is consumed one entry per request: ``"500"``
 (HTTP 500), ``"prose"`` (text, no action), ``"bad_json"`` (tool arguments that are not
-JSON), ``"unknown_tool"``, or ``None`` (a good reply).
+JSON), ``"unknown_tool"``, or ``None`` (a good reply). With ``responder`` set, the reply's
+message is ``responder(request body)`` instead (a script of tool calls, say).
 """
 
 
@@ -45,6 +46,7 @@ class FakeOpenAI:
         self.auth: list[str] = []
         self.server: Any = None
         self.url = ""
+        self.responder: Any = None
 
     def app(self) -> Any:
         from fastapi import FastAPI, Request
@@ -60,6 +62,8 @@ class FakeOpenAI:
             fault = self.faults.pop(0) if self.faults else None
             if fault == "500":
                 return JSONResponse({"error": {"message": "boom", "type": "server"}}, 500)
+            if self.responder is not None:
+                return self._completion(body, self.responder(body))
             user = next(m["content"] for m in body["messages"] if m["role"] == "user")
             state = json.loads(user.split("State: ", 1)[1].split("\n", 1)[0])
             action = scripted(state)
@@ -83,21 +87,20 @@ class FakeOpenAI:
             else:
                 text = json.dumps(action)
                 message["content"] = "{oops" if fault == "bad_json" else f"```json\n{text}\n```"
-            prompt = sum(len(str(m.get("content") or "")) for m in body["messages"]) // 4
-            return {
-                "id": f"cmpl-{len(self.requests)}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": 7,
-                    "total_tokens": prompt + 7,
-                },
-            }
+            return self._completion(body, message)
 
         return app
+
+    def _completion(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+        prompt = sum(len(str(m.get("content") or "")) for m in body["messages"]) // 4
+        return {
+            "id": f"cmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7},
+        }
 
     def start(self) -> "FakeOpenAI":
         import uvicorn

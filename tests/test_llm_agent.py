@@ -251,6 +251,13 @@ def test_bad_modes_and_fallbacks_are_refused(endpoint):
 
 
 @needs_llm
+@pytest.mark.parametrize("env_id", env_ids())
+def test_every_registered_task_has_a_default_fallback(endpoint, env_id):
+    agent = llm(env_id, endpoint)
+    assert agent.macros.names[agent.fallback]
+
+
+@needs_llm
 def test_unusual_reply_shapes_are_parsed_or_repaired():
     from types import SimpleNamespace as NS
 

@@ -34,8 +34,8 @@ Hyper-parameters (``conf/agent/llm.yaml``):
     timeout (30.0): seconds per request.
     retries (2): further attempts of a request after an HTTP or connection error.
     history (3): outcomes of the last steps shown in the prompt.
-    fallback (None: {recruitment: plan, trial_design: cohort_small}): macro-action per
-        family when no valid action comes back after the repair turn.
+    fallback (None: {recruitment: plan, trial_design: cohort_small, portfolio: wait}):
+        macro-action per family when no valid action comes back after the repair turn.
     call_log (""): folder of the JSONL call logs ("": no log; sweeps set
         ``<results>/llm_calls``).
 """
@@ -65,7 +65,7 @@ STATS = (
     "completion_tokens",
     "latency_s",
 )
-DEFAULT_FALLBACK = {"recruitment": "plan", "trial_design": "cohort_small"}
+DEFAULT_FALLBACK = {"recruitment": "plan", "trial_design": "cohort_small", "portfolio": "wait"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
