@@ -99,6 +99,24 @@ class PortfolioMacros(MacroSpace[Observation, PortfolioAction]):
             return ()  # only both together make this macro
         return chosen
 
+    def index_of(self, action: PortfolioAction) -> int:
+        """The macro-action a concrete portfolio corresponds to (for imitation labels and
+        logged datasets), read from its shape: a stop, nothing, new indications only
+        (one or more), next phases only (one or more), or both."""
+        if action.stop is True:
+            return self.index["stop"]
+        trials = action.trials if isinstance(action.trials, (list, tuple)) else ()
+        phases = [getattr(d, "phase", None) for d in trials]
+        opened = sum(p == 1 for p in phases)
+        advanced = len(phases) - opened
+        if opened and advanced:
+            return self.index["advance_and_expand"]
+        if opened:
+            return self.index["expand_one" if opened == 1 else "expand_two"]
+        if advanced:
+            return self.index["advance_best" if advanced == 1 else "advance_all"]
+        return self.index["wait"]
+
     # ------------------------------------------------------------------ MacroSpace
     def mask(self, obs: Observation) -> np.ndarray:
         m = np.zeros(len(self.names), dtype=bool)
