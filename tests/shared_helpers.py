@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-from types import MappingProxyType
+import importlib.util
+from pathlib import Path
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import numpy as np
+
+
+def load_script(path: Path) -> ModuleType:
+    """A script outside the package (``experiments/*.py``, ``benchmarks/*.py``) as a
+    module, without running its ``main``."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def same(a: Any, b: Any) -> bool:

@@ -3,13 +3,13 @@ configuration files hold what it chose."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
+from shared_helpers import load_script
 
 from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW
 
@@ -18,12 +18,7 @@ RUNS = ROOT / "data" / "hparam_search" / "runs.csv"
 
 
 def _search():
-    spec = importlib.util.spec_from_file_location(
-        "hparam_search", ROOT / "experiments" / "hparam_search.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "experiments" / "hparam_search.py")
 
 
 def test_the_search_plays_held_out_training_worlds_only():

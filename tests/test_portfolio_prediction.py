@@ -3,12 +3,12 @@ predictor, its statistics and the committed results it renders."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_helpers import load_script
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.portfolio.imitation import (
@@ -32,12 +32,7 @@ PARAMS = TASKS["develop"]
 
 
 def _study():
-    spec = importlib.util.spec_from_file_location(
-        "portfolio_prediction", ROOT / "experiments" / "portfolio_prediction.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "experiments" / "portfolio_prediction.py")
 
 
 @pytest.fixture(scope="module")
