@@ -389,9 +389,19 @@ def _offline(raw: Any, entries: list[AgentEntry], tasks: tuple[str, ...], famili
     from clinbench.offline.splits import SplitError
 
     offline = [e.name for e in entries if getattr(e.factory, "offline", False)]
-    if offline and (raw or {}).get("dataset") and not available():
+    name = (raw or {}).get("dataset")
+    if offline and name and not available():
         raise ConfigError(f"offline sweeps read Minari datasets (extra 'offline'): {INSTALL_HINT}")
     try:
+        if offline and name:
+            from clinbench.offline.dataset import data_dir, metadata
+
+            if "spec" not in metadata(str(name), data_dir(raw.get("data_dir"))):
+                raise ConfigError(
+                    f"dataset {name} holds a family's own logged decisions (clinbench dataset "
+                    "logged), not behaviour episodes an offline agent learns from: make one "
+                    "with clinbench dataset create"
+                )
         return plan(raw, offline, tasks, families)
     except (DatasetError, SplitError) as exc:
         raise ConfigError(str(exc)) from None

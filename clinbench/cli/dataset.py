@@ -1,4 +1,5 @@
-"""``clinbench dataset create | list | info``: datasets of behaviour episodes.
+"""``clinbench dataset create | logged | list | info``: datasets of behaviour episodes,
+and of a family's own logged decisions (``logged``: the portfolio sponsors').
 
 A dataset is made like a sweep: each (task, behaviour agent) unit runs in parallel,
 finished units are kept in a staging folder (run the same command again to resume
@@ -55,6 +56,14 @@ def register(app: typer.Typer) -> None:
             "--name effective-heuristic-v0 --jobs 2",
         ),
     )(create_command)
+    group.command(
+        "logged",
+        epilog=examples(
+            "clinbench dataset logged --env portfolio --programs 45 --name portfolio-logged-45-v0",
+            "clinbench dataset logged --env portfolio --programs 10000 --seed 1 "
+            "--name portfolio-logged-10k-v0",
+        ),
+    )(logged_command)
     group.command("list")(list_command)
     group.command("info")(info_command)
     app.add_typer(group)
@@ -134,6 +143,34 @@ def create_command(
         f"in {quote(root / name)}"
     )
     _scores_table(meta)
+
+
+def logged_command(
+    name: Annotated[str, typer.Option("--name", help="Dataset name, e.g. portfolio-logged-45-v0.")],
+    env: Annotated[str, typer.Option("--env", help="Environment family with logged decisions.")],
+    programs: Annotated[
+        int, typer.Option("--programs", min=1, help="Programs (decision makers' units) to log.")
+    ],
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the world.")] = 0,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=_DATA_DIR_HELP)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing dataset.")] = False,
+) -> None:
+    """Write a family's own logged decisions (the portfolio sponsors') as a Minari dataset."""
+    from clinbench.logged import create_logged
+    from clinbench.offline import INSTALL_HINT, available
+    from clinbench.offline.dataset import DatasetError
+
+    if not available():
+        fail(f"datasets need Minari (the optional extra 'offline'): {INSTALL_HINT}")
+    root = writable_folder(_root(data_dir), "datasets folder")
+    try:
+        meta = create_logged(name, env, programs, seed, root, force=force)
+    except DatasetError as exc:
+        fail(str(exc))
+    console.print(
+        f"dataset {name}: {meta['episodes']} episodes, {meta['transitions']} decisions, "
+        f"{meta['records']} records, in {quote(root / name)}"
+    )
 
 
 def _root(data_dir: Path | None) -> Path:
@@ -227,6 +264,12 @@ def list_command(
 
 
 def _summary(meta: dict) -> dict:
+    if "spec" not in meta:  # a family's own logged decisions (``dataset logged``)
+        return {
+            "name": meta["name"], "env": meta["family"], "tasks": [meta.get("task", "")],
+            "agents": ["logged decisions"], "noise": 0.0, "episodes": meta["episodes"],
+            "transitions": meta["transitions"],
+        }
     spec = meta["spec"]
     return {
         "name": meta["name"],
@@ -255,6 +298,25 @@ def info_command(
     if as_json:
         print_json(meta)
         return
+    load = (
+        f"MINARI_DATASETS_PATH={quote(root)} python -c "
+        + quote(f"import minari; minari.load_dataset({name!r})")
+    )
+    if "spec" not in meta:  # a family's own logged decisions (``dataset logged``)
+        for label, value in (
+            ("name", meta["name"]),
+            ("folder", quote(root / name)),
+            ("logged decisions of", f"{meta['family']} ({meta.get('task', '')})"),
+            ("programs / seed", f"{meta['programs']} / {meta['seed']}"),
+            ("episodes / decisions", f"{meta['episodes']} / {meta['transitions']}"),
+            ("records", str(meta.get("records", ""))),
+            ("clinbench", meta["clinbench_version"]),
+            ("created", meta["created"]),
+            ("digest", meta["digest"]),
+            ("load it", load),
+        ):
+            console.print(f"[bold]{label}:[/] {escape(value)}")
+        return
     spec = meta["spec"]
     for label, value in (
         ("name", meta["name"]),
@@ -269,11 +331,7 @@ def info_command(
         ("clinbench", f"{meta['clinbench_version']} (code {meta['code']})"),
         ("created", meta["created"]),
         ("digest", meta["digest"]),
-        (
-            "load it",
-            f"MINARI_DATASETS_PATH={quote(root)} python -c "
-            + quote(f"import minari; minari.load_dataset({name!r})"),
-        ),
+        ("load it", load),
     ):
         console.print(f"[bold]{label}:[/] {escape(value)}")
     _scores_table(meta)

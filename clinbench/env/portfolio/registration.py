@@ -11,6 +11,7 @@ from clinbench.env.portfolio.family import FAMILY
 from clinbench.env.portfolio.params import TASK_VERSION, TASKS
 from clinbench.env.portfolio.simulator import PortfolioEnv
 from clinbench.env.registry import register, register_family
+from clinbench.logged import register_logged
 
 
 def _factory(task: str):
@@ -30,6 +31,7 @@ for _earlier in ("recruitment", "trial_design"):
     importlib.import_module(f"clinbench.env.{_earlier}")
 
 register_family(FAMILY)
+register_logged("portfolio", "clinbench.env.portfolio.logged:build_logged")
 for _name, _params in TASKS.items():
     register(
         EnvSpec("portfolio", _name, TASK_VERSION, _params, _params.description),
