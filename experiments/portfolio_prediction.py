@@ -18,10 +18,12 @@ predictor scored on the test episodes. Micro F1 pools all five seeds' test episo
 its 95 % interval is a percentile bootstrap over programs (scipy.stats.bootstrap), the
 program being the independent unit; each comparison is a paired permutation test over programs (each
 program's predictions swapped between the two predictors; scipy.stats.permutation_test),
-Holm-adjusted over the study's comparisons. Online, each predictor (the learners
-fitted on all of its seed's episodes) plays 96 fresh ``develop`` worlds per seed (seeds
-300000 and up, disjoint from every sweep's and the references'), scored as the sweep
-scores them.
+Holm-adjusted over the study's comparisons. The temporal split is contamination-clean
+for the learners too: they train only on decisions whose labels are public before the
+cutoff, and the value-weighted ones weigh them by the value realised by the cutoff.
+Online, each predictor (the learners fitted on all of its seed's episodes) plays 96
+fresh ``develop`` worlds per seed (seeds 300000 and up, disjoint from every sweep's and
+the references'), scored as the sweep scores them.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from clinbench.agents.portfolio.learned_reward import fit_learned_reward
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio, repeat_last
 from clinbench.agents.portfolio.references import play
+from clinbench.env.portfolio.calendar import discount
 from clinbench.env.portfolio.metrics import indication_set, strict_set
 from clinbench.env.portfolio.offline import build_dataset
 from clinbench.env.portfolio.params import TASKS
@@ -135,6 +138,44 @@ def fit_learners(episodes, features, returns) -> dict[str, ImitationPolicy]:
     }
 
 
+def label_public_month(history, month: int) -> int:
+    """When the last registry entry of the trials started at decision ``month`` is public
+    (``month`` itself when nothing started)."""
+    ids = {t.id for t in history.trials if t.start_month == month}
+    return max((r.month for r in history.records if r.kind == "registry"
+                and r.fields.get("status") == "recruiting" and r.fields.get("trial") in ids),
+               default=month)
+
+
+def value_known_at(history, month: int) -> float:
+    """The program's net value as far as it is realised at ``month`` ($M, discounted to
+    its start): approvals granted and trial costs committed by then."""
+    p, start = history.program.params, history.program.start_month
+    worth = {ind.key: ind.value for ind in history.program.indications}
+    approved: dict[str, int] = {}
+    for t in history.trials:
+        a = t.approval_month()
+        if a is not None and a <= month:
+            approved[t.design.indication] = min(a, approved.get(t.design.indication, a))
+    value = sum(worth[k] * discount(m - start, p.discount_rate) for k, m in approved.items())
+    cost = sum(t.cost * discount(t.start_month - start, p.discount_rate)
+               for t in history.trials if t.start_month <= month)
+    return value - cost
+
+
+def training_set(split, histories, cutoff: int) -> tuple[list, dict[str, float]]:
+    """The split's training episodes and each program's return. The temporal split is the
+    contamination-clean holdout: it trains only on decisions whose labels (registry
+    entries) are public before the cutoff, weighted by the value realised by then; the
+    group splits hold out whole programs, so their training programs' whole lives count."""
+    by_id = {h.program.id: h for h in histories}
+    if split.name != "temporal":
+        return list(split.train), {k: h.value["value"] - h.value["cost"] for k, h in by_id.items()}
+    train = [e for e in split.train
+             if label_public_month(by_id[e.program_id], e.month) < cutoff]
+    return train, {k: value_known_at(h, cutoff - 1) for k, h in by_id.items()}
+
+
 def run_offline(extra: dict | None = None) -> list[dict]:
     """One row per (seed, split, test episode, predictor) with its F1 counts."""
     rows = []
@@ -142,12 +183,12 @@ def run_offline(extra: dict | None = None) -> list[dict]:
     for seed in SEEDS:
         data = build_dataset(params, seed, PROGRAMS)
         feats = {id(e): entry_features(e) for e in data.episodes}
-        value = {h.program.id: h.value["value"] - h.value["cost"] for h in data.histories}
         for k, name in enumerate(SPLITS):
             split = make_split(data.episodes, name, params.cutoff_month, seed=seed)
-            train_feats = [feats[id(e)] for e in split.train]
-            returns = episode_returns(split.train, value)
-            learnt = fit_learners(split.train, train_feats, returns)
+            train, value = training_set(split, data.histories, params.cutoff_month)
+            train_feats = [feats[id(e)] for e in train]
+            returns = episode_returns(train, value)
+            learnt = fit_learners(train, train_feats, returns)
             rng = np.random.default_rng([STUDY_SEED, seed, k])
             for e in split.test:
                 preds = {

@@ -272,3 +272,26 @@ def test_the_value_weighted_learners_predict_valid_portfolios(split):
             pred = policy.predict(e)
             index = {d: k for k, d in enumerate(e.catalogue)}
             assert len(pred) <= CAP and all(e.mask[index[d]] for d in pred)
+
+
+def test_the_temporal_split_trains_on_nothing_public_after_the_cutoff():
+    """Contamination-clean: the learners' labels are public before the cutoff and their
+    weights use only the value realised by then; at the end of time that value is the
+    program's final one."""
+    study = _study()
+    data = build_dataset(PARAMS, seed=1, n_programs=45)
+    split = make_split(data.episodes, "temporal", PARAMS.cutoff_month)
+    train, value = study.training_set(split, data.histories, PARAMS.cutoff_month)
+    by_id = {h.program.id: h for h in data.histories}
+    assert train and all(
+        study.label_public_month(by_id[e.program_id], e.month) < PARAMS.cutoff_month
+        for e in train
+    )
+    final = {h.program.id: h.value["value"] - h.value["cost"] for h in data.histories}
+    assert any(abs(value[k] - final[k]) > 1e-6 for k in final)  # later outcomes unseen
+    for h in data.histories:
+        assert study.value_known_at(h, 10**6) == pytest.approx(final[h.program.id])
+        assert study.value_known_at(h, PARAMS.cutoff_month - 1) == pytest.approx(
+            value[h.program.id])
+    group = make_split(data.episodes, "drug", PARAMS.cutoff_month)
+    assert study.training_set(group, data.histories, PARAMS.cutoff_month)[1] == final
