@@ -56,6 +56,18 @@ def _points(key: str) -> float:
 MAX_COLUMNS = 4
 
 
+def frozen_layout(fig: Figure, decimals: int = 6) -> Figure:
+    """Run the figure's constrained layout once and fix the axes where it put them,
+    rounded: with three stacked panels of unequal height the solver's last bits vary
+    from one interpreter to the next (with the hash seed), which changes the SVG's clip
+    ids, so the same data would not render to the same bytes."""
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        ax.set_position(np.round(ax.get_position().bounds, decimals))
+    fig.set_layout_engine("none")
+    return fig
+
+
 def columns(n_panels: int, width: float, narrow: int = 1) -> int:
     """Panels per row: one row of up to ``MAX_COLUMNS`` at double-column width (more
     panels wrap onto rows of equal length), ``narrow`` at single-column width."""
@@ -407,7 +419,7 @@ def probability_of_improvement(d: ChartData, width: float) -> Figure:
         "least 95 % of resamples agree)",
         width,
     )
-    return fig
+    return frozen_layout(fig)
 
 
 #: Bootstrap replicates of the performance profile's band (rliable's default) and the seed
