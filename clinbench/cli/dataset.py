@@ -108,8 +108,6 @@ def create_command(
     from clinbench.offline import INSTALL_HINT, available
     from clinbench.offline.dataset import DatasetError, DatasetSpec, check_name, create
 
-    if not available():  # before any work: the episodes could not be written
-        fail(f"datasets need Minari (the optional extra 'offline'): {INSTALL_HINT}")
     try:
         check_name(name)
     except DatasetError as exc:
@@ -117,6 +115,8 @@ def create_command(
     family, task_names = _tasks(env, tasks)
     refs = split_list(agents)
     params = _behaviour_params(refs, family)
+    if not available():  # before any work (the arguments checked first, whatever is installed)
+        fail(f"datasets need Minari (the optional extra 'offline'): {INSTALL_HINT}")
     spec = DatasetSpec(
         name=name,
         env=family,

@@ -42,9 +42,10 @@ def check(names: Iterable[str]) -> tuple[str, ...]:
     the extra to install (checked before the sweep: a missing writer must not surface
     after hours of cells)."""
     chosen = tuple(dict.fromkeys(names))
-    for name in chosen:
+    for name in chosen:  # every name first: a typo is reported whatever is installed
         if name not in LOGGERS:
             raise LogError(f"unknown logger {name!r}; valid: {', '.join(LOGGERS)}")
+    for name in chosen:
         modules, extra = LOGGERS[name]
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
         if missing:
