@@ -143,6 +143,8 @@ class SweepConfig:
     remote: str = ""
     #: the offline cells (dataset, splits, their agent names; ``clinbench.offline.plan``)
     offline: Any = None
+    #: the size of the selected families' studies (``clinbench.studies.SIZES``)
+    studies: str = "full"
 
     def env_id(self, task: str) -> str:
         return f"{self.task_envs[task]}/{task}"
@@ -358,6 +360,11 @@ def validate(cfg: DictConfig) -> SweepConfig:
             for n in split_names:
                 refs[n], envs[n], agent_params[n] = refs[a], envs[a], agent_params[a]
         agents = tuple(named)
+    from clinbench.studies import SIZES
+
+    studies = str(raw.get("studies", "full"))
+    if studies not in SIZES:
+        raise ConfigError(f"unknown studies {studies!r}; valid: {', '.join(SIZES)}")
     remote = _remote(raw["env"].get("remote"))
     if remote and offline.agents:
         raise ConfigError("offline agents are evaluated here; env.remote is for online agents")
@@ -378,6 +385,7 @@ def validate(cfg: DictConfig) -> SweepConfig:
         idle_agents=tuple(e.name for e in idle),
         remote=remote,
         offline=offline,
+        studies=studies,
     )
 
 

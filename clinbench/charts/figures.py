@@ -584,11 +584,18 @@ CHARTS: dict[str, Callable[[ChartData, float], Figure]] = {
 
 
 def charts_for(d: ChartData) -> dict[str, Callable[[ChartData, float], Figure]]:
-    """The generic charts, then the domain charts of the results' environment families."""
+    """The generic charts, then the domain charts of the results' environment families,
+    then the charts of their studies (``clinbench.studies``) that the report holds."""
     import importlib
+
+    from clinbench.studies import study_named
 
     out = dict(CHARTS)
     for fam in d.families:
         if fam.charts:
             out.update(importlib.import_module(fam.charts).CHARTS)
+    for name, record in d.report.get("studies", {}).items():  # the studies' charts
+        study = study_named(name)
+        for chart, figure in (study.charts if study else {}).items():
+            out[chart] = lambda _d, width, f=figure, r=record["results"]: f(r, width)
     return out

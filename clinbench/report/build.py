@@ -376,6 +376,7 @@ def build_report(
         "agent_stats": agent_stats(res),
         "nondeterministic": nondeterministic_agents(res),
         **({"offline": offline} if (offline := offline_cells(res)) else {}),
+        **({"studies": studies} if (studies := study_results(res)) else {}),
         "power": power(test, alpha, families, rankings, notes),
         "missing": res.missing,
         "failed": res.failed,
@@ -385,6 +386,17 @@ def build_report(
     report = clean(report)
     report["verdict"] = verdict(report)
     return report
+
+
+def study_results(res: Results) -> dict[str, dict[str, Any]]:
+    """The kept results of the studies of the results' families (``clinbench.studies``):
+    name -> its seeds, code identity and results."""
+    from clinbench.studies import load_studies
+
+    return {
+        name: {k: record[k] for k in ("family", "seeds", "size", "code", "results")}
+        for name, record in load_studies(res.folder, res.envs).items()
+    }
 
 
 def task_margin(refs: dict[str, dict[str, float]], task: str, decl: Declaration) -> float | None:

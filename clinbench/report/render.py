@@ -172,9 +172,17 @@ def environment() -> Environment:
 def render_markdown(report: dict[str, Any]) -> str:
     """The Markdown report; runs of blank lines the template's optional sections leave
     are folded into one (no code blocks in it, so nothing else changes)."""
+    from clinbench.studies import study_named
+
+    studies = []
+    for name, record in report.get("studies", {}).items():
+        study = study_named(name)
+        if study is not None:  # a study no installed family knows is left out
+            studies.append({"title": study.title, "text": study.markdown(record["results"])})
     template = environment().get_template("benchmark_report.md.j2")
     text = template.render(
         r=report,
+        studies=studies,
         p=report["protocol"],
         v=report["provenance"],
         names=TEST_NAMES,

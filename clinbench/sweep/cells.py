@@ -41,9 +41,10 @@ _CELL_CODE = (
 _NOT_CELL_CODE = ("agents/registry.py",)
 #: A family's own sources count for its cells only: its environment package
 #: ``env/<family>/`` (except the module that draws its charts, which no cell runs) and
-#: its own agents, ``agents/<family>/``.
+#: its own agents, ``agents/<family>/``. Its study (``clinbench.studies``) is not a
+#: cell's code either: it has a code identity of its own.
 _FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
-_NOT_FAMILY_CODE = ("env/{family}/charts.py",)
+_NOT_FAMILY_CODE = ("env/{family}/charts.py", "env/{family}/study.py")
 
 
 def cell_code_files(env: str) -> list[str]:

@@ -359,6 +359,14 @@ def run_sweep(
         ),
     )
     outcome.outputs["manifest"] = cfg.results / "manifest.json"
+    from clinbench.studies import run_studies
+
+    local_jobs = 1 if cfg.launcher.backend == "sequential" else cfg.launcher.jobs or os.cpu_count()
+    for path in run_studies(  # on this machine, whatever the cells' backend
+        cfg.results, cfg.envs, cfg.protocol.seeds, local_jobs or 1, size=cfg.studies,
+        resume=resume, say=console.print if show_progress else lambda _: None,
+    ):
+        outcome.outputs[f"study {path.stem}"] = path
     return outcome
 
 
