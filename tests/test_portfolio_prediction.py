@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shared_helpers import load_script
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.portfolio.imitation import (
@@ -21,6 +20,7 @@ from clinbench.agents.portfolio.imitation import (
 )
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent, as_episode
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio
+from clinbench.env.portfolio import study as prediction_study
 from clinbench.env.portfolio.metrics import indication_set, micro_f1, portfolio_f1
 from clinbench.env.portfolio.offline import build_dataset
 from clinbench.env.portfolio.params import TASKS
@@ -32,7 +32,7 @@ PARAMS = TASKS["develop"]
 
 
 def _study():
-    return load_script(ROOT / "experiments" / "portfolio_prediction.py")
+    return prediction_study
 
 
 @pytest.fixture(scope="module")
@@ -153,13 +153,17 @@ def test_the_paired_test_finds_a_real_difference_and_not_a_null_one():
     assert d == 0 and p == 1.0
 
 
-def test_the_committed_report_and_charts_are_what_the_results_regenerate():
-    study = _study()
-    folder = ROOT / "data" / "portfolio_prediction"
-    results = json.loads((folder / "results.json").read_text())
+def test_the_committed_study_holds_every_split_predictor_and_test():
+    record = json.loads(
+        (ROOT / "data" / "sweep_results" / "studies" / "portfolio_prediction.json").read_text()
+    )
+    results = record["results"]
+    assert record["seeds"] == results["seeds"] == [1, 7, 21, 42, 123]
     assert {r["split"] for r in results["f1"]} == {"drug", "sponsor", "class", "temporal"}
-    assert set(results["online"]) == set(study.PREDICTORS)
-    assert study.check(folder, ROOT / "docs" / "images") == []
+    assert set(results["online"]) == set(prediction_study.PREDICTORS)
+    assert len(results["tests"]) == 4 * 2 * len(prediction_study.COMPARISONS)
+    report = (ROOT / "data" / "sweep_results" / "benchmark_report.md").read_text()
+    assert f"## {prediction_study.STUDY.title}" in report
 
 
 # ---------------------------------------------------------------------- agreement online

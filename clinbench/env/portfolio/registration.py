@@ -12,6 +12,7 @@ from clinbench.env.portfolio.params import TASK_VERSION, TASKS
 from clinbench.env.portfolio.simulator import PortfolioEnv
 from clinbench.env.registry import register, register_family
 from clinbench.logged import register_logged
+from clinbench.studies import register_study
 
 
 def _factory(task: str):
@@ -32,6 +33,7 @@ for _earlier in ("recruitment", "trial_design"):
 
 register_family(FAMILY)
 register_logged("portfolio", "clinbench.env.portfolio.logged:build_logged")
+register_study("portfolio", "clinbench.env.portfolio.study:STUDY")
 for _name, _params in TASKS.items():
     register(
         EnvSpec("portfolio", _name, TASK_VERSION, _params, _params.description),

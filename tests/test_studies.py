@@ -1,0 +1,108 @@
+"""A family's study in a sweep (``clinbench.studies``): run for the sweep's seeds, resumed
+when unchanged, shown in the report and charts, the same for any number of jobs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clinbench import studies
+from clinbench.cli.app import app
+from clinbench.config import ConfigError, load
+from clinbench.env.portfolio.study import STUDY, PredictionStudy
+from clinbench.sweep import run_sweep
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def _cfg(folder: Path, *extra: str):
+    return load(["preset=smoke", "env=portfolio", "tasks=[develop]", "agents=[heuristic]",
+                 "launcher=sequential", f"results={folder}", *extra])
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("study") / "results"
+    outcome = run_sweep(_cfg(folder), show_progress=False)
+    assert outcome.ok
+    result = runner.invoke(app, ["report", "--results", str(folder), "--reproducible"])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def test_the_sweep_runs_the_familys_study_for_its_seeds(swept):
+    record = json.loads(studies.path(swept, STUDY.name).read_text())
+    assert record["seeds"] == [1, 2, 3] and record["size"] == "quick"
+    assert record["code"] == studies.code_id(STUDY)
+    results = record["results"]
+    assert results["seeds"] == [1, 2, 3] and results["programs_per_seed"] == 12
+    assert {r["split"] for r in results["f1"]} == {"drug", "sponsor", "class", "temporal"}
+    for r in results["f1"]:
+        for view in ("indication", "strict"):
+            assert r[view]["low"] <= r[view]["f1"] <= r[view]["high"]
+    assert all(t["p_holm"] >= t["p"] for t in results["tests"])
+
+
+def test_the_report_shows_the_study_with_intervals_tests_and_online_value(swept):
+    report = json.loads((swept / "benchmark_report.json").read_text())
+    kept = json.loads(studies.path(swept, STUDY.name).read_text())
+    assert report["studies"][STUDY.name]["results"] == kept["results"]
+    text = (swept / "benchmark_report.md").read_text()
+    section = text[text.index(f"## {STUDY.title}"):text.index("## Power")]
+    assert "| split | predictor | programs | episodes | indication F1 | strict F1 |" in section
+    assert "### Paired tests (F1)" in section and "### Online value of the predictors" in section
+    temporal_bc = next(r for r in kept["results"]["f1"]
+                       if r["split"] == "temporal" and r["predictor"] == "bc")
+    f1 = temporal_bc["indication"]
+    assert (f"| temporal | bc | {temporal_bc['programs']} | {temporal_bc['episodes']} | "
+            f"{100 * f1['f1']:.1f} [{100 * f1['low']:.1f}, {100 * f1['high']:.1f}]") in section
+    charts = json.loads((swept / "charts" / "charts.json").read_text())["charts"]
+    assert set(STUDY.charts) <= set(charts)
+    assert (swept / "charts" / "portfolio_f1_by_split.svg").exists()
+    check = runner.invoke(app, ["charts", "--results", str(swept), "--check"])
+    assert check.exit_code == 0, check.output
+
+
+def test_an_unchanged_study_is_resumed_and_a_changed_one_rerun(swept, tmp_path, monkeypatch):
+    import shutil
+
+    folder = tmp_path / "results"
+    shutil.copytree(swept, folder)
+    target = studies.path(folder, STUDY.name)
+    before = target.read_bytes()
+    calls = []
+    monkeypatch.setattr(PredictionStudy, "run", lambda *a, **k: calls.append(a) or {})
+    said = []
+    studies.run_studies(folder, ["portfolio"], [1, 2, 3], 1, "quick", say=said.append)
+    assert calls == [] and target.read_bytes() == before and "resumed" in said[0]
+    studies.run_studies(folder, ["portfolio"], [1, 2], 1, "quick", say=said.append)
+    assert len(calls) == 1 and json.loads(target.read_text())["seeds"] == [1, 2]
+    monkeypatch.setattr(studies, "code_id", lambda study: "other")
+    studies.run_studies(folder, ["portfolio"], [1, 2], 1, "quick", say=said.append)
+    assert len(calls) == 2
+    studies.run_studies(folder, ["portfolio"], [1, 2], 1, "quick", resume=False,
+                        say=said.append)
+    assert len(calls) == 3
+
+
+def test_the_study_is_the_same_for_any_number_of_jobs():
+    small = PredictionStudy(programs=6, online_worlds=2)
+    assert small.run([4, 9], jobs=1) == small.run([4, 9], jobs=2)
+
+
+def test_studies_off_or_other_families_run_none(tmp_path):
+    assert studies.run_studies(tmp_path, ["recruitment", "trial_design"], [1], 1) == []
+    assert studies.run_studies(tmp_path, ["portfolio"], [1], 1, "off") == []
+    assert not (tmp_path / studies.FOLDER).exists()
+    with pytest.raises(ValueError, match="valid: full, quick, off"):
+        studies.run_studies(tmp_path, ["portfolio"], [1], 1, "huge")
+
+
+def test_a_bad_studies_value_is_a_config_error_listing_the_choices(tmp_path):
+    with pytest.raises(ConfigError, match="valid: full, quick, off"):
+        _cfg(tmp_path, "studies=huge")
+    result = runner.invoke(app, ["sweep", "preset=smoke", "studies=huge", "--quiet"])
+    assert result.exit_code == 2 and "full, quick, off" in result.output
