@@ -2,7 +2,7 @@
 
     python experiments/portfolio_prediction.py --llm-model M [--llm-base-url URL]
 
-The study itself (``clinbench.env.portfolio.study``: F1 per split with intervals and
+The study itself (``clinbench.agents.portfolio.study``: F1 per split with intervals and
 paired tests, online value) runs in every sweep that holds a portfolio task, and its
 section and charts are in the sweep's report; the canonical run's are in
 ``data/sweep_results/``. This script adds an ``llm`` row: the model with the date-gated
@@ -22,8 +22,8 @@ from pathlib import Path
 import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F401
 
 # isort: split
+from clinbench.agents.portfolio.study import STUDY, PredictionStudy
 from clinbench.charts.style import DOUBLE_COLUMN, FORMATS, save, style
-from clinbench.env.portfolio.study import STUDY, PredictionStudy
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from clinbench.agents.context import AgentContext
+from clinbench.agents.portfolio import study as prediction_study
 from clinbench.agents.portfolio.imitation import (
     CAP,
     CLIP,
@@ -20,7 +21,6 @@ from clinbench.agents.portfolio.imitation import (
 )
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent, as_episode
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio
-from clinbench.env.portfolio import study as prediction_study
 from clinbench.env.portfolio.metrics import indication_set, micro_f1, portfolio_f1
 from clinbench.env.portfolio.offline import build_dataset
 from clinbench.env.portfolio.params import TASKS

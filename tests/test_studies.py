@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from clinbench import studies
+from clinbench.agents.portfolio.study import STUDY, PredictionStudy
 from clinbench.cli.app import app
 from clinbench.config import ConfigError, load
-from clinbench.env.portfolio.study import STUDY, PredictionStudy
 from clinbench.sweep import run_sweep
 
 runner = CliRunner(env={"COLUMNS": "200"})

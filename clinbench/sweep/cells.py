@@ -44,7 +44,7 @@ _NOT_CELL_CODE = ("agents/registry.py",)
 #: its own agents, ``agents/<family>/``. Its study (``clinbench.studies``) is not a
 #: cell's code either: it has a code identity of its own.
 _FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
-_NOT_FAMILY_CODE = ("env/{family}/charts.py", "env/{family}/study.py")
+_NOT_FAMILY_CODE = ("env/{family}/charts.py", "agents/{family}/study.py")
 
 
 def cell_code_files(env: str) -> list[str]:

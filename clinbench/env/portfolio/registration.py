@@ -33,7 +33,7 @@ for _earlier in ("recruitment", "trial_design"):
 
 register_family(FAMILY)
 register_logged("portfolio", "clinbench.env.portfolio.logged:build_logged")
-register_study("portfolio", "clinbench.env.portfolio.study:STUDY")
+register_study("portfolio", "clinbench.agents.portfolio.study:STUDY")
 for _name, _params in TASKS.items():
     register(
         EnvSpec("portfolio", _name, TASK_VERSION, _params, _params.description),
