@@ -1,0 +1,89 @@
+"""The numbers docs/agents.md and docs/offline.md quote are those of the committed results.
+
+Each table of ``clinbench/report/doc_tables.py`` names the results folder and agent of
+every number in a doc's table; a table that still shows an earlier run's numbers fails
+here, naming the cell, what the doc says and what the results give.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from clinbench.report import doc_tables
+from clinbench.report.results import load_results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def doc(table) -> str:
+    return (ROOT / table.doc).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("table", doc_tables.TABLES, ids=lambda t: t.name)
+def test_doc_table_is_the_committed_results(table):
+    problems = doc_tables.check(doc(table), table, ROOT)
+    assert not problems, "\n".join(
+        problems + ["the table from the committed results:", doc_tables.render(table, ROOT)]
+    )
+
+
+def test_a_stale_number_fails():
+    """The check is not vacuous: the numbers agents.md showed before this round fail it."""
+    table = doc_tables.AGENTS_RECRUITMENT
+    text = doc(table)
+    current = "| hcapo | 0.176 ± 0.049 | 0.079 ± 0.020 | 0.079 ± 0.034 |"
+    assert current in text
+    stale = text.replace(current, "| hcapo | 0.139 ± 0.075 | 0.084 ± 0.025 | 0.127 ± 0.087 |")
+    problems = doc_tables.check(stale, table, ROOT)
+    assert len(problems) == 3
+    assert "hcapo, easy_bench: the doc says '0.139 ± 0.075'" in problems[0]
+    assert "'0.176 ± 0.049'" in problems[0]
+
+
+def test_a_missing_row_or_table_fails():
+    table = doc_tables.AGENTS_TRIAL
+    text = doc(table)
+    row = [line for line in text.splitlines() if line.startswith("| maskable_ppo")][1]
+    assert "0.457 ± 0.071" in row  # the dose-finding table's
+    assert doc_tables.check(text.replace(row + "\n", ""), table, ROOT)
+    assert doc_tables.check(text.replace("## Measured scores", "## Scores"), table, ROOT)
+
+
+def test_the_doc_cell_is_the_t_interval_of_the_per_seed_means():
+    """A cell is the mean over seeds of the per-seed mean score, ± t_{0.975, n-1} s / sqrt(n),
+    whether read from the report (canonical run) or from the cell files (ablations)."""
+    for folder, agent, task in [
+        ("data/sweep_results", "hcapo", "easy_bench"),
+        ("data/ablations/maskable_ppo_trial", "maskable_ppo", "efficacy_safety"),
+    ]:
+        res = load_results(ROOT / folder)
+        x = np.array(list(res.scores(task, agent).values()))
+        assert x.size == 5
+        half = stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+        source = doc_tables.Source(folder, agent, task)
+        assert doc_tables.score_cell(ROOT, source) == doc_tables.format_cell(x.mean(), half)
+
+
+def test_an_absent_cell_reads_not_run():
+    source = doc_tables.Source(
+        "data/ablations/maskable_ppo_recruitment", "maskable_ppo", "easy_bench"
+    )
+    assert doc_tables.score_cell(ROOT, source) == doc_tables.NOT_RUN
+    assert doc_tables.score_cell(ROOT, None) == ""
+
+
+def test_time_per_cell_total():
+    """The summed durations agents.md quotes for the first two families' cells."""
+    seconds = doc_tables.cell_seconds(ROOT / doc_tables.CANONICAL)
+    tasks = (*doc_tables.RECRUITMENT, *doc_tables.TRIAL)
+    total = sum(sum(v) for (_, task), v in seconds.items() if task in tasks)
+    count = sum(len(v) for (_, task), v in seconds.items() if task in tasks)
+    text = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    section = doc_tables.section_text(text, "## Time per cell")
+    assert count == 195
+    assert f"add up to {total:,.0f} s" in " ".join(section.split())
