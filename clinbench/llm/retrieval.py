@@ -18,7 +18,7 @@ the loop goes on; a model that never submits a valid portfolio predicts the empt
 (counted in ``fallbacks``). HTTP and connection errors are retried ``retries`` times,
 then :class:`~clinbench.llm.agent.LLMEndpointError`. The API key is read from the
 environment variable ``api_key_env`` only. Not a registered agent: the prediction study
-builds it (``experiments/portfolio_prediction.py --llm-model ...``).
+builds it when asked (``experiments/portfolio_prediction.py --llm-model ...``).
 """
 
 from __future__ import annotations
