@@ -20,10 +20,11 @@ import importlib
 import json
 import os
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import clinbench
 
@@ -105,6 +106,14 @@ def code_id(study: Study) -> str:
     return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
 
 
+class StudyRuns(NamedTuple):
+    """What :func:`run_studies` left: the results files of the studies run or resumed,
+    and those of the studies that failed."""
+
+    done: list[Path]
+    failed: list[Path]
+
+
 def path(results: Path, name: str) -> Path:
     return Path(results) / FOLDER / f"{name}.json"
 
@@ -117,17 +126,20 @@ def run_studies(
     size: str = "full",
     resume: bool = True,
     say: Callable[[str], None] = print,
-) -> list[Path]:
+) -> StudyRuns:
     """Run (or resume) the studies of ``families`` for ``seeds`` at ``size`` (``off``:
-    none); their results files.
+    none); their results files, done and failed.
 
     A results file is written whole (to a temporary name, then renamed): an interrupted
-    study leaves the previous one or none."""
+    study leaves the previous one or none. A study that raises is kept as a failure (its
+    traceback under ``"traceback"``, no ``"results"``), as a failing cell is: the other
+    studies and the report go on, and the next sweep runs it again."""
     if size not in SIZES:
         raise ValueError(f"unknown study size {size!r}; valid: {', '.join(SIZES)}")
     written: list[Path] = []
+    failed: list[Path] = []
     if size == "off":
-        return written
+        return StudyRuns(written, failed)
     for study in studies_of(families):
         target = path(results, study.name)
         identity = {"seeds": [int(s) for s in seeds], "size": size, "code": code_id(study)}
@@ -136,32 +148,45 @@ def run_studies(
                 kept = json.loads(target.read_text())
             except json.JSONDecodeError:
                 kept = {}
-            if {k: kept.get(k) for k in identity} == identity:
+            if {k: kept.get(k) for k in identity} == identity and "results" in kept:
                 say(f"{study.name}: resumed ({target})")
                 written.append(target)
                 continue
         say(f"{study.name}: running ({study.title}; seeds {' '.join(map(str, seeds))})")
         t0 = time.perf_counter()
-        out = study.run(list(identity["seeds"]), jobs, size)
+        record: dict[str, Any] = {"study": study.name, "family": study.family, **identity}
+        try:
+            out = study.run(list(identity["seeds"]), jobs, size)
+        except Exception:  # noqa: BLE001 - kept, as a failing cell is; the sweep goes on
+            record.update(status="failed", traceback=traceback.format_exc())
+        else:
+            record.update(results=out)
         seconds = time.perf_counter() - t0
+        record = {**record, "seconds": round(seconds, 1)}
+        if "results" in record:  # the committed files' key order: results last
+            record["results"] = record.pop("results")
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".tmp{os.getpid()}")
-        record = {
-            "study": study.name, "family": study.family, **identity,
-            "seconds": round(seconds, 1), "results": out,
-        }
         tmp.write_text(json.dumps(record, indent=1) + "\n")
         os.replace(tmp, target)
-        say(f"{study.name}: done in {seconds:.0f} s ({target})")
-        written.append(target)
-    return written
+        if "results" in record:
+            say(f"{study.name}: done in {seconds:.0f} s ({target})")
+            written.append(target)
+        else:
+            last = record["traceback"].strip().splitlines()[-1]
+            say(f"{study.name}: failed after {seconds:.0f} s: {last} (traceback in {target})")
+            failed.append(target)
+    return StudyRuns(written, failed)
 
 
 def load_studies(results: Path, families: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The kept results of ``families``' studies in a results folder: name -> record."""
+    """The kept results of ``families``' studies in a results folder: name -> record
+    (a failed study has none)."""
     out = {}
     for study in studies_of(families):
         target = path(results, study.name)
         if target.exists():
-            out[study.name] = json.loads(target.read_text())
+            record = json.loads(target.read_text())
+            if "results" in record:
+                out[study.name] = record
     return out

@@ -94,8 +94,8 @@ def test_the_study_is_the_same_for_any_number_of_jobs():
 
 
 def test_studies_off_or_other_families_run_none(tmp_path):
-    assert studies.run_studies(tmp_path, ["recruitment", "trial_design"], [1], 1) == []
-    assert studies.run_studies(tmp_path, ["portfolio"], [1], 1, "off") == []
+    assert studies.run_studies(tmp_path, ["recruitment", "trial_design"], [1], 1) == ([], [])
+    assert studies.run_studies(tmp_path, ["portfolio"], [1], 1, "off") == ([], [])
     assert not (tmp_path / studies.FOLDER).exists()
     with pytest.raises(ValueError, match="valid: full, quick, off"):
         studies.run_studies(tmp_path, ["portfolio"], [1], 1, "huge")
@@ -106,3 +106,37 @@ def test_a_bad_studies_value_is_a_config_error_listing_the_choices(tmp_path):
         _cfg(tmp_path, "studies=huge")
     result = runner.invoke(app, ["sweep", "preset=smoke", "studies=huge", "--quiet"])
     assert result.exit_code == 2 and "full, quick, off" in result.output
+
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("the study broke")
+
+
+def test_a_failing_study_is_kept_with_its_traceback_and_run_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(PredictionStudy, "run", _broken)
+    said = []
+    runs = studies.run_studies(tmp_path, ["portfolio"], [1], 1, "quick", say=said.append)
+    target = studies.path(tmp_path, STUDY.name)
+    assert runs == ([], [target]) and "the study broke" in said[-1]
+    kept = json.loads(target.read_text())
+    assert kept["status"] == "failed" and "RuntimeError: the study broke" in kept["traceback"]
+    assert "results" not in kept and studies.load_studies(tmp_path, ["portfolio"]) == {}
+    monkeypatch.setattr(PredictionStudy, "run", lambda *a, **k: {"ran": True})
+    runs = studies.run_studies(tmp_path, ["portfolio"], [1], 1, "quick", say=said.append)
+    assert runs == ([target], []) and "running" in said[-2]
+    assert studies.load_studies(tmp_path, ["portfolio"])[STUDY.name]["results"] == {"ran": True}
+
+
+def test_a_sweep_whose_study_fails_keeps_its_cells_reports_them_and_exits_1(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(PredictionStudy, "run", _broken)
+    folder = tmp_path / "results"
+    result = runner.invoke(app, ["sweep", "preset=smoke", "env=portfolio", "tasks=[develop]",
+                                 "--agents", "heuristic", "--backend", "sequential",
+                                 "--results", str(folder), "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert f"failed study {STUDY.name}" in result.output
+    assert len(list((folder / "runs").glob("*.json"))) == 3
+    text = (folder / "benchmark_report.md").read_text()
+    assert "heuristic" in text and STUDY.title not in text

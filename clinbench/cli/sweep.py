@@ -314,6 +314,8 @@ def sweep_command(
         err_console.print(
             "full tracebacks are in the cell files (runs/<hash>.json, key 'traceback')"
         )
+    for path in outcome.failed_studies:
+        err_console.print(f"[red]failed[/] study {path.stem}: its traceback is in {path}")
     if not no_report and outcome.total > len(outcome.failed):
         from clinbench.cli.report import run_report
 

@@ -68,10 +68,12 @@ class SweepOutcome:
     outputs: dict[str, Path] = field(default_factory=dict)
     #: the records of the sweep's cells, in report order
     records: list[dict[str, Any]] = field(default_factory=list)
+    #: the results files of the families' studies that failed (``clinbench.studies``)
+    failed_studies: list[Path] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.stopped_early
+        return not self.failed and not self.failed_studies and not self.stopped_early
 
 
 @contextlib.contextmanager
@@ -362,11 +364,13 @@ def run_sweep(
     from clinbench.studies import run_studies
 
     local_jobs = 1 if cfg.launcher.backend == "sequential" else cfg.launcher.jobs or os.cpu_count()
-    for path in run_studies(  # on this machine, whatever the cells' backend
+    runs = run_studies(  # on this machine, whatever the cells' backend
         cfg.results, cfg.envs, cfg.protocol.seeds, local_jobs or 1, size=cfg.studies,
         resume=resume, say=console.print if show_progress else lambda _: None,
-    ):
+    )
+    for path in runs.done:
         outcome.outputs[f"study {path.stem}"] = path
+    outcome.failed_studies = runs.failed
     return outcome
 
 
