@@ -44,12 +44,12 @@ from clinbench.agents.portfolio.learned_reward import fit_learned_reward
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio, repeat_last
 from clinbench.agents.portfolio.references import play
-from clinbench.env.portfolio.calendar import discount
 from clinbench.env.portfolio.metrics import indication_set, strict_set
 from clinbench.env.portfolio.offline import build_dataset
 from clinbench.env.portfolio.params import TASKS
 from clinbench.env.portfolio.simulator import PortfolioEnv
 from clinbench.env.portfolio.splits import SPLITS, make_split
+from clinbench.env.portfolio.state import realised_value
 from clinbench.stats.multiple import holm
 from clinbench.studies import Study
 
@@ -143,17 +143,8 @@ def label_public_month(history, month: int) -> int:
 def value_known_at(history, month: int) -> float:
     """The program's net value as far as it is realised at ``month`` ($M, discounted to
     its start): approvals granted and trial costs committed by then."""
-    p, start = history.program.params, history.program.start_month
-    worth = {ind.key: ind.value for ind in history.program.indications}
-    approved: dict[str, int] = {}
-    for t in history.trials:
-        a = t.approval_month()
-        if a is not None and a <= month:
-            approved[t.design.indication] = min(a, approved.get(t.design.indication, a))
-    value = sum(worth[k] * discount(m - start, p.discount_rate) for k, m in approved.items())
-    cost = sum(t.cost * discount(t.start_month - start, p.discount_rate)
-               for t in history.trials if t.start_month <= month)
-    return value - cost
+    parts = realised_value(history.program, history.trials, month)
+    return parts["value"] - parts["cost"]
 
 
 def training_set(split, histories, cutoff: int) -> tuple[list, dict[str, float]]:

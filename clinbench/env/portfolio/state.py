@@ -57,6 +57,28 @@ class Trial:
         return o.readout_month + o.review_months if self.design.phase == 3 and o.success else None
 
 
+def realised_value(program: Program, trials: list[Trial], month: int) -> dict[str, float]:
+    """What ``program``'s ``trials`` have realised by ``month`` ($M, discounted to its
+    start): the value of the approvals granted by then and the cost of the trials started
+    by then, and the number of approved indications. The one formula of a program's value:
+    the score (at the episode's end) and the prediction study (at a split's cutoff)."""
+    p, start = program.params, program.start_month
+    value_of = {ind.key: ind.value for ind in program.indications}
+    approved: dict[str, int] = {}
+    for t in trials:
+        a = t.approval_month()
+        if a is not None and a <= month:
+            key = t.design.indication
+            approved[key] = min(a, approved.get(key, a))
+    value = sum(value_of[k] * discount(m - start, p.discount_rate) for k, m in approved.items())
+    cost = sum(
+        t.cost * discount(t.start_month - start, p.discount_rate)
+        for t in trials
+        if t.start_month <= month
+    )
+    return {"value": value, "cost": cost, "approvals": float(len(approved))}
+
+
 class ProgramState:
     """The mutable development state of one program."""
 
@@ -136,20 +158,9 @@ class ProgramState:
         return t.outcome.readout_month if d is None else d
 
     # ------------------------------------------------------------------ value
-    def value_parts(self, month: int | None = None) -> dict[str, float]:
-        """Discounted value of approvals and of costs up to ``month`` ($M, at start)."""
-        at = self.month if month is None else month
-        p, start = self.program.params, self.program.start_month
-        value_of = {ind.key: ind.value for ind in self.program.indications}
-        approved: dict[str, int] = {}
-        for t in self.trials:
-            a = t.approval_month()
-            if a is not None and a <= at:
-                key = t.design.indication
-                approved[key] = min(a, approved.get(key, a))
-        value = sum(value_of[k] * discount(m - start, p.discount_rate) for k, m in approved.items())
-        cost = sum(t.cost * discount(t.start_month - start, p.discount_rate) for t in self.trials)
-        return {"value": value, "cost": cost, "approvals": float(len(approved))}
+    def value_parts(self) -> dict[str, float]:
+        """Discounted value of the approvals and cost of the trials so far ($M, at start)."""
+        return realised_value(self.program, self.trials, self.month)
 
     # ------------------------------------------------------------------ changes
     def start(self, designs: tuple[TrialDesign, ...]) -> list[Trial]:
