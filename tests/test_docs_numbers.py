@@ -1,6 +1,6 @@
 """The numbers docs/agents.md and docs/offline.md quote are those of the committed results.
 
-Each table of ``clinbench/report/doc_tables.py`` names the results folder and agent of
+Each table of ``tests/doc_tables.py`` names the results folder and agent of
 every number in a doc's table; a table that still shows an earlier run's numbers fails
 here, naming the cell, what the doc says and what the results give.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import doc_tables
 import numpy as np
 import pytest
 from scipy import stats
 
-from clinbench.report import doc_tables
 from clinbench.report.results import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
