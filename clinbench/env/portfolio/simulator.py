@@ -233,8 +233,9 @@ class PortfolioEnv(Env[Observation, Any]):
         keys = tuple(v.key for v in views)
         mask = [False] * len(catalogue_index(keys))
         if not self._done:
+            now = s.standing()
             for d, k in catalogue_index(keys).items():
-                mask[k] = s.design_error(d) is None and trial_cost(p, d) <= s.cash + 1e-9
+                mask[k] = s.design_error(d, now) is None and trial_cost(p, d) <= s.cash + 1e-9
         prog = s.program
         return Observation(
             task_id=self.spec.id, program_id=prog.id, drug_class=prog.drug_class,

@@ -128,12 +128,13 @@ def sponsor_portfolio(state: ProgramState, rng: np.random.Generator) -> tuple[Tr
     wanted.sort(key=lambda w: -w[0])
     out: list[TrialDesign] = []
     cash = state.cash
+    now = state.standing()
     for _, key, phase in wanted:
         if len(out) >= p.portfolio_cap:
             break
         d = choose_design(state, key, phase, style, rng)
         cost = trial_cost(p, d)
-        if cost <= cash and state.design_error(d) is None:
+        if cost <= cash and state.design_error(d, now) is None:
             out.append(d)
             cash -= cost
     return tuple(out)

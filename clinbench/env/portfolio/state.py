@@ -57,6 +57,16 @@ class Trial:
         return o.readout_month + o.review_months if self.design.phase == 3 and o.success else None
 
 
+@dataclass(frozen=True)
+class Standing:
+    """Where each indication stands at one month: filed (a Phase III success read out),
+    the highest phase read out successfully, and the phases of trials still running."""
+
+    filed: frozenset[str]
+    earned: dict[str, int]
+    running: dict[str, frozenset[int]]
+
+
 def realised_value(program: Program, trials: list[Trial], month: int) -> dict[str, float]:
     """What ``program``'s ``trials`` have realised by ``month`` ($M, discounted to its
     start): the value of the approvals granted by then and the cost of the trials started
@@ -135,17 +145,35 @@ class ProgramState:
             for t in self.trials
         )
 
-    def design_error(self, d: TrialDesign) -> str | None:
-        """Why ``d`` cannot start now (an error code), or ``None``."""
+    def standing(self) -> Standing:
+        """Each indication's :meth:`filed`, :meth:`earned` and running phases now, in one
+        pass over the trials: what :meth:`design_error` asks of every catalogue entry."""
+        filed: set[str] = set()
+        earned: dict[str, int] = {}
+        running: dict[str, set[int]] = {}
+        for t in self.trials:
+            d = t.design
+            if not t.read_out(self.month):
+                running.setdefault(d.indication, set()).add(d.phase)
+            elif t.outcome.success:
+                earned[d.indication] = max(earned.get(d.indication, 0), d.phase)
+                if d.phase == 3:
+                    filed.add(d.indication)
+        return Standing(frozenset(filed), earned, {k: frozenset(v) for k, v in running.items()})
+
+    def design_error(self, d: TrialDesign, standing: Standing | None = None) -> str | None:
+        """Why ``d`` cannot start now (an error code), or ``None``; ``standing`` is
+        :meth:`standing` of this state now (computed when not given)."""
         if not phase_allows(d.phase, d.randomised):
             return "design_not_allowed"
         if d.biomarker and not self.program.biomarker:
             return "design_not_allowed"
-        if self.filed(d.indication):
+        now = self.standing() if standing is None else standing
+        if d.indication in now.filed:
             return "indication_filed"
-        if d.phase > self.earned(d.indication) + 1:
+        if d.phase > now.earned.get(d.indication, 0) + 1:
             return "not_earned"
-        if self.running(d.indication, d.phase):
+        if d.phase in now.running.get(d.indication, ()):
             return "already_running"
         return None
 
