@@ -299,3 +299,58 @@ def test_the_temporal_split_trains_on_nothing_public_after_the_cutoff():
             value[h.program.id])
     group = make_split(data.episodes, "drug", PARAMS.cutoff_month)
     assert study.training_set(group, data.histories, PARAMS.cutoff_month)[1] == final
+
+
+@pytest.mark.parametrize("seed", [1, 21, 123])
+def test_the_temporal_weights_do_not_move_when_the_hidden_future_does(seed):
+    """The value that weighs a temporal-split training program is the same whatever
+    happens in it that is not public before the cutoff: drop every trial whose registry
+    entry appears at or after the cutoff, and every later record, and it is unchanged.
+    (A trial started before the cutoff but registered after it once counted: seeds 21
+    and 123 have such trials.)"""
+    import dataclasses
+
+    study = _study()
+    cutoff = PARAMS.cutoff_month
+    data = build_dataset(PARAMS, seed=seed, n_programs=45)
+    moved = 0
+    for h in data.histories:
+        public = {r.fields.get("trial") for r in h.records if r.kind == "registry"
+                  and r.fields.get("status") == "recruiting" and r.month < cutoff}
+        seen = dataclasses.replace(
+            h, trials=tuple(t for t in h.trials if t.id in public),
+            records=tuple(r for r in h.records if r.month < cutoff),
+        )
+        assert study.value_known_at(seen, cutoff - 1) == pytest.approx(
+            study.value_known_at(h, cutoff - 1))
+        moved += any(t.start_month < cutoff and t.id not in public for t in h.trials)
+    if seed != 1:
+        assert moved  # the case the test is for occurs
+
+
+def test_the_study_code_identity_covers_every_clinbench_module_it_imports():
+    """A change to any clinbench module the study imports re-runs it (its code identity):
+    each is family code of the cells or one of the study's declared modules."""
+    import ast
+    import importlib
+
+    from clinbench.sweep.cells import cell_code_files
+
+    study = _study()
+    tree = ast.parse(Path(study.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("clinbench.")}
+    root = Path(study.__file__).parents[2]
+    hashed = set(cell_code_files("portfolio")) | {
+        Path(importlib.import_module(m).__file__).relative_to(root).as_posix()
+        for m in study.STUDY.modules
+    }
+    files = {Path(importlib.import_module(m).__file__).relative_to(root).as_posix()
+             for m in imported if m != "clinbench.studies"}
+    assert files <= hashed, files - hashed
+
+
+def test_the_online_worlds_follow_the_seed_not_its_position():
+    small = prediction_study.PredictionStudy(programs=6, online_worlds=2)
+    a, b = small.run([4, 9]), small.run([9, 4])
+    assert a["online"] == b["online"]

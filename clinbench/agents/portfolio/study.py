@@ -13,8 +13,8 @@ scipy.stats.permutation_test), Holm-adjusted over the study's comparisons. The t
 split is contamination-clean for the learners too: they train only on decisions whose
 labels are public before the cutoff, and the value-weighted ones weigh them by the value
 realised by the cutoff. Online, each predictor (the learners fitted on all of its seed's
-episodes) plays 96 fresh ``develop`` worlds per seed (seeds 300000 and up, disjoint
-from every sweep's and the references'), scored as the sweep scores them.
+episodes) plays 96 fresh ``develop`` worlds per seed (world seeds 300000 + 96 seed + w,
+disjoint from the references' and from each other seed's), scored as the sweep scores them.
 
 It does not fit the sweep's cells (one agent, task and seed each): the learners are
 fitted per split and the statistics pool seeds over programs. It is registered as the
@@ -83,7 +83,10 @@ def micro_f1(hits: np.ndarray, size: np.ndarray) -> float:
 
 
 def f1_interval(hits: np.ndarray, size: np.ndarray, seed: int) -> tuple[float, float]:
-    """95 % percentile bootstrap interval of micro F1, programs resampled."""
+    """95 % percentile bootstrap interval of micro F1, programs resampled ((1, 1) when
+    every set is empty, as :func:`micro_f1`)."""
+    if float(np.sum(size)) == 0:
+        return 1.0, 1.0
     res = stats.bootstrap(
         (hits, size), lambda h, s, axis=-1: 2 * h.sum(axis) / np.maximum(s.sum(axis), 1e-12),
         paired=True, vectorized=True, n_resamples=RESAMPLES, method="percentile",
@@ -141,9 +144,14 @@ def label_public_month(history, month: int) -> int:
 
 
 def value_known_at(history, month: int) -> float:
-    """The program's net value as far as it is realised at ``month`` ($M, discounted to
-    its start): approvals granted and trial costs committed by then."""
-    parts = realised_value(history.program, history.trials, month)
+    """The program's net value as far as it is public at ``month`` ($M, discounted to its
+    start): the approvals granted and the costs of the trials whose registry entry is
+    public by then (a trial started before ``month`` but registered after it is not)."""
+    public = {r.fields.get("trial") for r in history.records
+              if r.kind == "registry" and r.fields.get("status") == "recruiting"
+              and r.month <= month}
+    trials = [t for t in history.trials if t.id in public]
+    parts = realised_value(history.program, trials, month)
     return parts["value"] - parts["cost"]
 
 
@@ -193,10 +201,11 @@ def seed_offline(seed: int, programs: int, extra: dict[str, Predictor]) -> list[
 
 
 def seed_online(
-    i: int, seed: int, programs: int, worlds: int, extra: dict[str, Predictor]
+    seed: int, programs: int, worlds: int, extra: dict[str, Predictor]
 ) -> dict[str, list[dict]]:
     """Each predictor's episodes (score, net value) on ``worlds`` fresh ``develop`` worlds,
-    the learners fitted on all of dataset seed ``seed``'s episodes (``i``: its position)."""
+    the learners fitted on all of dataset seed ``seed``'s episodes; the worlds follow
+    from the seed's value (not its position in the list: any order, the same numbers)."""
     params = TASKS[TASK]
     env = PortfolioEnv(params)
     data = build_dataset(params, seed, programs)
@@ -215,7 +224,7 @@ def seed_online(
         agent = PredictorAgent(AgentContext.of(env), predictor)
         out[name] = []
         for w in range(worlds):
-            world = ONLINE_BASE + i * worlds + w
+            world = ONLINE_BASE + seed * worlds + w
             info = play(env, agent, world, agent_seed=world)
             out[name].append({"score": info["score"], "npv": info["npv"]})
     return out
@@ -259,13 +268,11 @@ class PredictionStudy:
             with Parallel(n_jobs=jobs, backend="loky") as parallel:
                 offline = parallel(delayed(seed_offline)(s, self.programs, {}) for s in seeds)
                 online = parallel(
-                    delayed(seed_online)(i, s, self.programs, self.online_worlds, {})
-                    for i, s in enumerate(seeds)
+                    delayed(seed_online)(s, self.programs, self.online_worlds, {}) for s in seeds
                 )
         else:
             offline = [seed_offline(s, self.programs, extra) for s in seeds]
-            online = [seed_online(i, s, self.programs, self.online_worlds, extra)
-                      for i, s in enumerate(seeds)]
+            online = [seed_online(s, self.programs, self.online_worlds, extra) for s in seeds]
         episodes: dict[str, list[dict]] = {}
         for per_seed in online:
             for name, eps in per_seed.items():
@@ -427,5 +434,5 @@ STUDY = Study(
     run=lambda seeds, jobs, size: PredictionStudy.of_size(size).run(seeds, jobs),
     markdown=markdown,
     charts={"portfolio_f1_by_split": f1_by_split, "portfolio_value_vs_f1": value_vs_f1},
-    modules=(__name__,),
+    modules=(__name__, "clinbench.stats.multiple"),
 )
