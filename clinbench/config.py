@@ -362,7 +362,9 @@ def validate(cfg: DictConfig) -> SweepConfig:
         agents = tuple(named)
     from clinbench.studies import SIZES
 
-    studies = str(raw.get("studies", "full"))
+    studies = raw.get("studies", "full")
+    # YAML 1.1 (a preset file) reads an unquoted ``off`` as false
+    studies = "off" if studies is False else str(studies)
     if studies not in SIZES:
         raise ConfigError(f"unknown studies {studies!r}; valid: {', '.join(SIZES)}")
     remote = _remote(raw["env"].get("remote"))

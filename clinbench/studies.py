@@ -144,10 +144,7 @@ def run_studies(
         target = path(results, study.name)
         identity = {"seeds": [int(s) for s in seeds], "size": size, "code": code_id(study)}
         if resume and target.exists():
-            try:
-                kept = json.loads(target.read_text())
-            except json.JSONDecodeError:
-                kept = {}
+            kept = read_record(target) or {}
             if {k: kept.get(k) for k in identity} == identity and "results" in kept:
                 say(f"{study.name}: resumed ({target})")
                 written.append(target)
@@ -179,14 +176,42 @@ def run_studies(
     return StudyRuns(written, failed)
 
 
-def load_studies(results: Path, families: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The kept results of ``families``' studies in a results folder: name -> record
-    (a failed study has none)."""
-    out = {}
+def load_studies(
+    results: Path, families: Sequence[str], seeds: Sequence[int] | None = None
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The kept results of ``families``' studies in a results folder that a report may
+    show (name -> record), and why the others may not: failed, unreadable, run for
+    other seeds than ``seeds`` (when given) or by other code than this checkout's."""
+    out, problems = {}, []
     for study in studies_of(families):
         target = path(results, study.name)
-        if target.exists():
-            record = json.loads(target.read_text())
-            if "results" in record:
-                out[study.name] = record
-    return out
+        if not target.exists():
+            continue
+        record = read_record(target)
+        if record is None:
+            problems.append(f"study {study.name}: {target} is unreadable; left out "
+                            "(the next sweep runs it again)")
+        elif "results" not in record:
+            last = str(record.get("traceback", "")).strip().splitlines()[-1:] or ["?"]
+            problems.append(f"study {study.name} failed: {last[0]} (traceback in {target})")
+        elif seeds is not None and sorted(record.get("seeds") or []) != sorted(map(int, seeds)):
+            problems.append(f"study {study.name} was run for seeds {record.get('seeds')}, "
+                            f"the cells for {sorted(int(s) for s in seeds)}; left out")
+        elif record.get("code") != code_id(study):
+            problems.append(f"study {study.name} was run by other code ({record.get('code')}, "
+                            f"this checkout {code_id(study)}); left out: run the sweep again")
+        else:
+            out[study.name] = record
+    return out, problems
+
+
+def read_record(target: Path) -> dict[str, Any] | None:
+    """A study's results file, or ``None`` if it is not a readable record."""
+    try:
+        record = json.loads(target.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(record, dict) or ("results" in record
+                                        and not isinstance(record["results"], dict)):
+        return None
+    return record

@@ -120,11 +120,13 @@ def test_a_failing_study_is_kept_with_its_traceback_and_run_again(tmp_path, monk
     assert runs == ([], [target]) and "the study broke" in said[-1]
     kept = json.loads(target.read_text())
     assert kept["status"] == "failed" and "RuntimeError: the study broke" in kept["traceback"]
-    assert "results" not in kept and studies.load_studies(tmp_path, ["portfolio"]) == {}
+    shown, problems = studies.load_studies(tmp_path, ["portfolio"])
+    assert "results" not in kept and shown == {} and "the study broke" in problems[0]
     monkeypatch.setattr(PredictionStudy, "run", lambda *a, **k: {"ran": True})
     runs = studies.run_studies(tmp_path, ["portfolio"], [1], 1, "quick", say=said.append)
     assert runs == ([target], []) and "running" in said[-2]
-    assert studies.load_studies(tmp_path, ["portfolio"])[STUDY.name]["results"] == {"ran": True}
+    shown, problems = studies.load_studies(tmp_path, ["portfolio"])
+    assert problems == [] and shown[STUDY.name]["results"] == {"ran": True}
 
 
 def test_a_sweep_whose_study_fails_keeps_its_cells_reports_them_and_exits_1(
@@ -140,3 +142,49 @@ def test_a_sweep_whose_study_fails_keeps_its_cells_reports_them_and_exits_1(
     assert len(list((folder / "runs").glob("*.json"))) == 3
     text = (folder / "benchmark_report.md").read_text()
     assert "heuristic" in text and STUDY.title not in text
+
+
+def test_studies_off_in_a_preset_file_means_off(tmp_path):
+    """YAML 1.1 reads an unquoted ``off`` in a preset file as false (as the override
+    ``studies=false`` gives it); either means off."""
+    from omegaconf import OmegaConf
+
+    assert OmegaConf.create("studies: off\n")["studies"] is False
+    assert _cfg(tmp_path, "studies=false").studies == "off"
+    with pytest.raises(ConfigError, match="valid: full, quick, off"):
+        _cfg(tmp_path, "studies=true")
+
+
+def test_the_report_leaves_out_a_study_of_other_seeds_older_code_or_a_bad_file(
+    swept, tmp_path
+):
+    import shutil
+
+    folder = tmp_path / "results"
+    shutil.copytree(swept, folder)
+    target = studies.path(folder, STUDY.name)
+    good = json.loads(target.read_text())
+
+    def report_with(record_text: str) -> tuple[str, list[str]]:
+        target.write_text(record_text)
+        result = runner.invoke(app, ["report", "--results", str(folder), "--reproducible"])
+        assert result.exit_code == 0, result.output
+        report = json.loads((folder / "benchmark_report.json").read_text())
+        return (folder / "benchmark_report.md").read_text(), report["warnings"]
+
+    text, notes = report_with(json.dumps(good))
+    assert STUDY.title in text and not any("study" in n for n in notes)
+    for record, said in [
+        ({**good, "seeds": [1, 2]}, "was run for seeds [1, 2]"),
+        ({**good, "code": "0.1.0+older"}, "was run by other code"),
+        ({k: v for k, v in good.items() if k != "results"} | {"traceback": "E: boom"},
+         "failed: E: boom"),
+    ]:
+        text, notes = report_with(json.dumps(record))
+        assert STUDY.title not in text and any(said in n for n in notes), notes
+        assert said in text  # the warning is in the Markdown too
+    for bad in ('{"study": "portfolio_pre', "[]", '{"results": []}'):
+        text, notes = report_with(bad)
+        assert STUDY.title not in text and any("unreadable" in n for n in notes), notes
+    # and a sweep resumes none of them: it runs the study again
+    assert studies.read_record(target) is None

@@ -376,7 +376,7 @@ def build_report(
         "agent_stats": agent_stats(res),
         "nondeterministic": nondeterministic_agents(res),
         **({"offline": offline} if (offline := offline_cells(res)) else {}),
-        **({"studies": studies} if (studies := study_results(res)) else {}),
+        **({"studies": studies} if (studies := study_results(res, notes)) else {}),
         "power": power(test, alpha, families, rankings, notes),
         "missing": res.missing,
         "failed": res.failed,
@@ -388,14 +388,18 @@ def build_report(
     return report
 
 
-def study_results(res: Results) -> dict[str, dict[str, Any]]:
-    """The kept results of the studies of the results' families (``clinbench.studies``):
-    name -> its seeds, code identity and results."""
+def study_results(res: Results, notes: list[str]) -> dict[str, dict[str, Any]]:
+    """The kept results of the studies of the results' families (``clinbench.studies``)
+    that hold the cells' seeds and this code: name -> its seeds, code identity and
+    results. A study left out (failed, unreadable, other seeds, older code) is named in
+    ``notes``."""
     from clinbench.studies import load_studies
 
+    kept, problems = load_studies(res.folder, res.envs, seeds=res.seeds)
+    notes.extend(problems)
     return {
         name: {k: record[k] for k in ("family", "seeds", "size", "code", "results")}
-        for name, record in load_studies(res.folder, res.envs).items()
+        for name, record in kept.items()
     }
 
 
