@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import clinbench
+from clinbench.sweep.store import write_json_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -130,8 +130,8 @@ def run_studies(
     """Run (or resume) the studies of ``families`` for ``seeds`` at ``size`` (``off``:
     none); their results files, done and failed.
 
-    A results file is written whole (to a temporary name, then renamed): an interrupted
-    study leaves the previous one or none. A study that raises is kept as a failure (its
+    A results file is written whole (``write_json_atomic``): an interrupted study leaves
+    the previous one or none. A study that raises is kept as a failure (its
     traceback under ``"traceback"``, no ``"results"``), as a failing cell is: the other
     studies and the report go on, and the next sweep runs it again."""
     if size not in SIZES:
@@ -153,19 +153,12 @@ def run_studies(
         t0 = time.perf_counter()
         record: dict[str, Any] = {"study": study.name, "family": study.family, **identity}
         try:
-            out = study.run(list(identity["seeds"]), jobs, size)
+            record["results"] = study.run(list(identity["seeds"]), jobs, size)
         except Exception:  # noqa: BLE001 - kept, as a failing cell is; the sweep goes on
             record.update(status="failed", traceback=traceback.format_exc())
-        else:
-            record.update(results=out)
         seconds = time.perf_counter() - t0
-        record = {**record, "seconds": round(seconds, 1)}
-        if "results" in record:  # the committed files' key order: results last
-            record["results"] = record.pop("results")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-        os.replace(tmp, target)
+        record["seconds"] = round(seconds, 1)
+        write_json_atomic(target, record)
         if "results" in record:
             say(f"{study.name}: done in {seconds:.0f} s ({target})")
             written.append(target)
