@@ -264,8 +264,15 @@ def test_progress_lines_when_the_output_is_not_a_terminal(tmp_path):
 def _sweep_process(results: Path, seeds: int) -> subprocess.Popen:
     args = [*FAST[:2], "--agents", "heuristic", "--tasks", "hard_bench", "--jobs", "2"]
     args += ["--seeds", ",".join(map(str, range(1, seeds + 1))), "--no-report"]
+    argv = ["clinbench", "sweep", *args, "--results", str(results)]
+    # A shell's background job starts with SIGINT ignored and Python keeps that; a terminal's
+    # Ctrl-C reaches a process that has Python's default handler, so the child installs it.
+    child = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        f"sys.argv = {argv!r}; runpy.run_module('clinbench.cli.app', run_name='__main__')"
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "clinbench.cli.app", "sweep", *args, "--results", str(results)],
+        [sys.executable, "-c", child],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
