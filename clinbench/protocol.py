@@ -19,7 +19,6 @@ worlds (:class:`CurveEvaluator`), and may be evaluated in a process of its own
 
 from __future__ import annotations
 
-import copy
 import time
 import zlib
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.core.budget import BudgetSpent, StepBudget
-from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint
+from clinbench.agents.learner import TRAIN_SEED_HIGH, TRAIN_SEED_LOW, CurvePoint, scoring_copy
 from clinbench.agents.registry import make_agent
 from clinbench.env.base import Env
 from clinbench.env.registry import family, make
@@ -261,9 +260,10 @@ class CurveEvaluator:
 
     Validation worlds are drawn from the key like the evaluation worlds but from their
     own range, so selecting a checkpoint on these numbers is selection on a validation
-    set, not on the test set. It scores a deep copy of the agent, so nothing the agent
-    does while being scored (storing experience, say) comes back into its training, and
-    at most ``limit`` times (the curve's points).
+    set, not on the test set. It scores a deep copy of the agent (:func:`scoring_copy`:
+    without its replay buffers), so nothing the agent does while being scored (storing
+    experience, say) comes back into its training, and at most ``limit`` times (the
+    curve's points).
     """
 
     def __init__(self, score: Callable[[Any], float], agent: Any, limit: int):
@@ -278,7 +278,7 @@ class CurveEvaluator:
                 f"evaluate may be called at most {self._limit} times (the learning curve's points)"
             )
         self.calls += 1
-        return float(self._score(copy.deepcopy(agent)))
+        return float(self._score(scoring_copy(agent)))
 
     def __deepcopy__(self, memo: dict) -> CurveEvaluator:
         return self  # an agent that keeps the callback is copied without it

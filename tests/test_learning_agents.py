@@ -193,3 +193,32 @@ def test_mira_shaping_weight_defaults_to_its_familys():
         with pytest.raises(ValueError, match="lam"):
             make_agent("mira", context, lam="abc")
     assert SHAPING == {"recruitment": 1.0, "trial_design": 0.0}
+
+
+@pytest.mark.parametrize("name", [e.name for e in agent_entries() if e.factory is not None
+                                  and getattr(e.factory, "experience", ())])
+def test_the_scored_copy_leaves_out_only_what_acting_never_reads(name, monkeypatch):
+    """A curve point scores a copy without the agent's ``experience`` (its replay
+    buffer): the copy has none, the agent keeps its own, and the cell's curve and
+    evaluation are the same numbers as with a full deep copy."""
+    import copy
+
+    from clinbench import protocol
+    from clinbench.agents.learner import scoring_copy
+
+    env = make("recruitment/easy_bench")
+    agent = make_agent(name, AgentContext.of(env))
+    agent.train(training_env_factory("recruitment/easy_bench"), 60 * DAYS, np.random.default_rng(4))
+    kept = {n: getattr(agent, n) for n in agent.experience}
+    assert all(len(v) for v in kept.values())
+    scored = scoring_copy(agent)
+    assert all(getattr(scored, n) is None for n in agent.experience)
+    assert all(getattr(agent, n) is v for n, v in kept.items())
+    assert scored.policy is not agent.policy
+
+    p = Protocol(train_steps=60 * DAYS, eval_episodes=3, curve_points=3, curve_episodes=2)
+    lean = run_cell("recruitment/easy_bench", name, 5, p)
+    monkeypatch.setattr(protocol, "scoring_copy", copy.deepcopy)
+    full = run_cell("recruitment/easy_bench", name, 5, p)
+    assert [c.mean_score for c in lean.curve] == [c.mean_score for c in full.curve]
+    assert [e.score for e in lean.episodes] == [e.score for e in full.episodes]

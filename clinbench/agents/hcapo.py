@@ -46,6 +46,7 @@ from clinbench.agents.registry import register_agent
 class HCAPOAgent(GRPOAgent):
     name = "hcapo"
     description = "GRPO + hindsight step-level credit from a learned hindsight action model"
+    experience = ("buffer",)
 
     def __init__(
         self,

@@ -123,6 +123,7 @@ class MIRAAgent(LearningAgent):
         "milestone potential shaping + success critic, phase-wise offline actor regression"
     )
     envs = tuple(MILESTONES)
+    experience = ("buffer",)
 
     def __init__(
         self,

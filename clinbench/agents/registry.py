@@ -18,6 +18,7 @@ sources) for the cell hash: editing a plugin re-runs its cells and nothing else.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -224,11 +225,101 @@ def _distribution_of(module: str) -> str:
     return ""
 
 
+#: The agent API every cell runs whatever its agent: hashed with the cell code
+#: (``clinbench.sweep.cells``), in no agent's own identity. (This module only resolves
+#: names to the classes whose code is hashed.)
+SHARED_AGENT_MODULES = ("base", "context", "learner", "registry", "__init__")
+
+
+def _agents_folder() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a ``clinbench.agents`` module (package or not), else None."""
+    if module != "clinbench.agents" and not module.startswith("clinbench.agents."):
+        return None
+    rel = Path(*module.split(".")[2:])
+    folder = _agents_folder()
+    for path in (folder / rel.with_suffix(".py"), folder / rel / "__init__.py"):
+        if rel.parts and path.is_file():
+            return path
+    return None
+
+
+def _own(path: Path) -> bool:
+    """A module directly in ``clinbench/agents/`` that is one agent's code (a family's
+    sub-package is family code, the shared API is cell code)."""
+    return path.parent == _agents_folder() and path.stem not in SHARED_AGENT_MODULES
+
+
+def _static_uses(path: Path) -> tuple[set[str], set[str]]:
+    """(clinbench.agents modules imported, agent names built with ``make_agent("name",
+    ...)``) by one source file, read statically."""
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+            modules.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
+                node.func, "id", None
+            )
+            first = node.args[0]
+            if func == "make_agent" and isinstance(first, ast.Constant):
+                names.add(str(first.value))
+    return modules, names
+
+
+def agent_source_files(
+    classes: list[type] | tuple[type, ...] = (), files: list[Path] | tuple[Path, ...] = ()
+) -> list[Path]:
+    """The agent modules of ``clinbench/agents/*.py`` (the shared API left out) that the
+    classes and source files run, found statically and transitively: each class's and
+    its bases' modules, what each module imports from ``clinbench.agents``, and the
+    built-in agents it builds by name (``make_agent("heuristic", ...)``, klong's
+    teacher). A test traces the files each registered agent's cell executes against it."""
+    seen: set[Path] = set()
+    todo = list(files)
+
+    def add_class(klass: type) -> None:
+        for k in getattr(klass, "variants", {}).values() or [klass]:
+            for base in k.__mro__:
+                path = _module_file(base.__module__)
+                if path is not None:
+                    todo.append(path)
+
+    for cls in classes:
+        add_class(cls)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if path.parent == _agents_folder() and not _own(path):
+            continue  # the shared API: cell code, and the registry imports every agent
+        modules, names = _static_uses(path)
+        todo += [f for m in modules if (f := _module_file(m)) is not None]
+        for name in names:
+            _load_builtin()
+            if name in _BUILTIN:
+                add_class(_BUILTIN[name])
+    return sorted(p for p in seen if _own(p))
+
+
 def plugin_code(cls: type[Agent]) -> str:
-    """The code identity of an agent class (built-ins: only the libraries they require)."""
+    """The code identity of an agent class. A built-in's: a hash of its own modules
+    (:func:`agent_source_files`; the shared API and its family's package are the cell
+    code of ``clinbench.sweep.cells``), so editing one agent re-runs its cells only;
+    with the libraries it requires."""
     required = " ".join(f"{d}=={metadata.version(d)}" for d in getattr(cls, "requires", ()))
     if cls.__module__.startswith(("clinbench.agents.", "clinbench.env.")):
-        return required  # these sources are in the cell code (sweep.cells.code_id)
+        files = agent_source_files([cls])
+        own = f"source {_digest(files, _agents_folder())}" if files else ""
+        return " ".join(p for p in (own, required) if p)
     if cls.__module__.split(".")[0] == "clinbench":  # e.g. clinbench.llm: its own package
         folder = Path(inspect.getfile(cls)).resolve().parent
         source = _digest(sorted(folder.glob("*.py")), folder)

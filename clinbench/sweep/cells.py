@@ -25,36 +25,43 @@ from clinbench.numerics import blas_kernel, numpy_simd, torch_capability
 from clinbench.sweep.store import FORMAT
 
 #: Sources whose change changes what a cell of any family computes: the shared
-#: environment modules (``env/*.py``), the shared agent modules (``agents/*.py``,
-#: ``agents/core/``), the protocol and the episode loop.
+#: environment modules (``env/*.py``), the agent API and the learners' shared code
+#: (``agents/{base,context,learner}.py``, ``agents/core/``), the protocol, the episode
+#: loop and the isolated player. Each agent's own modules are in its identity instead
+#: (``AgentEntry.code``; ``agents.registry.agent_source_files``): editing one agent
+#: re-runs its cells only.
 _CELL_CODE = (
     "env/*.py",
-    "agents/*.py",
+    "agents/base.py",
+    "agents/context.py",
+    "agents/learner.py",
     "agents/core/**/*.py",
     "protocol.py",
     "episode.py",
     "evaluation_key.py",
+    "isolation.py",
 )
-#: ... except the agent registry, which only resolves names to the classes whose code
-#: is hashed. (The batched core that ``env/gym_vector.py`` finds is what the learners
-#: train in: it counts.)
-_NOT_CELL_CODE = ("agents/registry.py",)
 #: A family's own sources count for its cells only: its environment package
-#: ``env/<family>/`` (except the module that draws its charts, which no cell runs) and
-#: its own agents, ``agents/<family>/``. Its study (``clinbench.studies``) is not a
-#: cell's code either: it has a code identity of its own.
+#: ``env/<family>/`` (except the module that draws its charts, which no cell runs), its
+#: own agents, ``agents/<family>/``, and the agent modules those import. Its study
+#: (``clinbench.studies``) is not a cell's code either: it has a code identity of its own.
 _FAMILY_CODE = ("env/{family}/**/*.py", "agents/{family}/**/*.py")
 _NOT_FAMILY_CODE = ("env/{family}/charts.py", "agents/{family}/study.py")
 
 
 def cell_code_files(env: str) -> list[str]:
-    """The sources, relative to the package, whose code a cell of family ``env`` runs."""
+    """The sources, relative to the package, whose code a cell of family ``env`` runs
+    (its agent's own modules aside)."""
+    from clinbench.agents.registry import agent_source_files
+
     root = Path(clinbench.__file__).parent
     files = [f for part in _CELL_CODE for f in sorted(root.glob(part))]
     for part in _FAMILY_CODE:
         files += sorted(root.glob(part.format(family=env)))
-    skip = set(_NOT_CELL_CODE) | {part.format(family=env) for part in _NOT_FAMILY_CODE}
-    return [rel for f in files if (rel := f.relative_to(root).as_posix()) not in skip]
+    skip = {part.format(family=env) for part in _NOT_FAMILY_CODE}
+    files = [f for f in files if f.relative_to(root).as_posix() not in skip]
+    files += agent_source_files(files=[f.resolve() for f in files if "agents" in f.parts])
+    return list(dict.fromkeys(f.resolve().relative_to(root.resolve()).as_posix() for f in files))
 
 
 @cache

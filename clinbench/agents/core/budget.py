@@ -4,7 +4,10 @@ Budgets in episodes hid a 3.5x difference in experience between agents whose epi
 differ in length (``docs/agents.md``), so every learning agent, stable-baselines3's
 included, gets the same number of environment steps. Every training environment of a
 cell shares one :class:`StepBudget`; it counts each step and refuses the step after
-the last, so no agent can take more than its budget, whatever its code does.
+the last, so no agent takes more than its budget from the environments the cell gives
+it. It cannot count an environment an agent builds for itself (say with
+``clinbench.env.make``): that is outside the agent contract, not something this class
+enforces.
 """
 
 from __future__ import annotations

@@ -1,0 +1,91 @@
+"""The cell hash covers every source a cell executes: the shared cell code, its
+family's code and its agent's own modules (``AgentEntry.code``). Each registered agent
+plays a small cell of each family it plays under a profiler, and every clinbench file
+that runs must be one of those, so an edit anywhere a cell reaches re-runs it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import clinbench
+from clinbench.agents.registry import _load_builtin, agent_entries, agent_source_files
+from clinbench.env.registry import env_ids
+from clinbench.protocol import Protocol, run_cell
+from clinbench.sweep.cells import cell_code_files
+
+ROOT = Path(clinbench.__file__).resolve().parent
+#: Resolves names to the classes whose code is hashed (a cell's agent is built by name).
+NOT_CELL_CODE = {"agents/registry.py"}
+TINY = Protocol(train_steps=120, eval_episodes=1, curve_points=2, curve_episodes=1,
+                oc_episodes=1, null_episodes=1)
+
+
+def _first_task(family: str) -> str:
+    return next(i for i in env_ids() if i.split("/")[0] == family)
+
+
+def _cases() -> list[tuple[str, str]]:
+    _load_builtin()
+    families = sorted({i.split("/")[0] for i in env_ids()})
+    cases = []
+    for entry in agent_entries():
+        module = entry.factory.__module__ if entry.factory is not None else ""
+        if not module.startswith(("clinbench.agents.", "clinbench.env.")):
+            continue  # plugins and clinbench's own packages hash their whole package
+        plays = families if "*" in entry.envs else [f for f in entry.envs if f in families]
+        cases += [(entry.name, family) for family in plays]
+    return cases
+
+
+def _executed(env_id: str, agent: str) -> set[str]:
+    seen: set[str] = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.add(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        run_cell(env_id, agent, 3, TINY, {})
+    finally:
+        sys.setprofile(None)
+    return {
+        Path(f).resolve().relative_to(ROOT).as_posix()
+        for f in seen
+        if Path(f).resolve().is_relative_to(ROOT)
+    }
+
+
+@pytest.mark.parametrize(("agent", "family"), _cases())
+def test_a_cell_runs_only_hashed_code(agent, family):
+    entry = next(e for e in agent_entries() if e.name == agent)
+    if entry.unavailable:
+        pytest.skip(entry.unavailable)
+    _executed(_first_task(family), agent)  # imports happen here, outside the count
+    executed = _executed(_first_task(family), agent)
+    own = {p.relative_to(ROOT).as_posix() for p in agent_source_files([entry.factory])}
+    hashed = set(cell_code_files(family)) | own | NOT_CELL_CODE
+    assert executed - hashed == set()
+    assert any(f.startswith(f"env/{family}/") for f in executed)
+
+
+def test_an_agent_s_own_modules_are_its_identity_not_the_cell_code():
+    """Editing mira.py changes mira's code identity and no family's cell code, so it
+    re-runs mira's cells only; klong builds its heuristic teacher by name, so the
+    heuristic's module is in klong's identity too."""
+    from clinbench.agents.registry import _agents_folder, _digest, plugin_code
+
+    names = {e.name: e for e in agent_entries()}
+    mira = agent_source_files([names["mira"].factory])
+    assert [p.name for p in mira] == ["mira.py"]
+    assert plugin_code(names["mira"].factory) == f"source {_digest(mira, _agents_folder())}"
+    assert "heuristic.py" in [p.name for p in agent_source_files([names["klong"].factory])]
+    assert "grpo.py" in [p.name for p in agent_source_files([names["hcapo"].factory])]
+    for family in ("recruitment", "trial_design", "portfolio"):
+        assert "agents/mira.py" not in cell_code_files(family)
+    # the portfolio family's agents import the generic random agent: family code there
+    assert "agents/random_agent.py" in cell_code_files("portfolio")
+    assert "agents/random_agent.py" not in cell_code_files("recruitment")
