@@ -354,3 +354,16 @@ def test_the_online_worlds_follow_the_seed_not_its_position():
     small = prediction_study.PredictionStudy(programs=6, online_worlds=2)
     a, b = small.run([4, 9]), small.run([9, 4])
     assert a["online"] == b["online"]
+
+
+def test_the_online_table_follows_the_predictor_order_not_the_file_s_key_order():
+    """The results file is written with sorted keys; the report lists the predictors in
+    the study's order either way (an extra one, the LLM row, last)."""
+    results = json.loads((ROOT / "data/sweep_results/studies/portfolio_prediction.json")
+                         .read_text())["results"]
+    online = results["online"]
+    results["online"] = {k: online[k] for k in sorted(online, reverse=True)}
+    results["online"]["llm"] = dict(online["random"])
+    table = _study().markdown(results).split("### Online value of the predictors")[1]
+    rows = [ln.split("|")[1].strip() for ln in table.splitlines() if ln.startswith("| ")]
+    assert rows[1:] == [*results["predictors"], "llm"]

@@ -378,7 +378,10 @@ def markdown(results: dict) -> str:
         "| predictor | online score | mean net value ($M) |",
         "|---|---|---|",
     ]
-    for name, o in results["online"].items():
+    online = results["online"]
+    for name in [*(n for n in results["predictors"] if n in online),
+                 *(n for n in online if n not in results["predictors"])]:
+        o = online[name]
         lines.append(f"| {name} | {o['score']:.3f} ± {o['score_se']:.3f} | {o['npv']:.0f} |")
     return "\n".join(lines) + "\n"
 
