@@ -14,7 +14,7 @@ operating characteristics are left out (``protocol.oc_episodes=0``,
 
 Beside them, the reference learner ``maskable_ppo`` (stable-baselines3, the ``sb3``
 extra) at the same budget in environment steps: on medium_bench only (a recruitment
-cell of it costs about 150 s) and on the three trial tasks (scores only). Each learner's
+cell of it costs about 110 s) and on the three trial tasks (scores only). Each learner's
 "reaches maskable_ppo at equal steps" is read against these rows.
 """
 
@@ -53,7 +53,7 @@ ABLATIONS = {
     ),
     # The reference learner at the same budget in steps (needs the `sb3` extra): what
     # "reaches maskable_ppo" is measured against. One recruitment task (a cell costs
-    # about 150 s there) and the three trial tasks.
+    # about 110 s there) and the three trial tasks.
     "maskable_ppo (stable-baselines3)": (
         "maskable_ppo_recruitment",
         "maskable_ppo",
