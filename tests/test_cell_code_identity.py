@@ -89,3 +89,29 @@ def test_an_agent_s_own_modules_are_its_identity_not_the_cell_code():
     # the portfolio family's agents import the generic random agent: family code there
     assert "agents/random_agent.py" in cell_code_files("portfolio")
     assert "agents/random_agent.py" not in cell_code_files("recruitment")
+
+
+def test_a_clinbench_package_agent_also_hashes_the_agent_modules_it_uses(tmp_path):
+    """clinbench's own agent packages (offline, llm) hash their package; an agent module
+    of ``clinbench/agents/`` such a package imports is in its identity too."""
+    import importlib.util
+
+    from clinbench.agents.registry import _agents_folder, _digest, plugin_code
+
+    source = tmp_path / "agent.py"
+    source.write_text(
+        "from clinbench.agents.base import Agent\n"
+        "from clinbench.agents.mira import MIRAAgent  # noqa: F401\n\n"
+        "class Uses(Agent):\n    name = 'uses'\n"
+    )
+    spec = importlib.util.spec_from_file_location("clinbench.fakepkg.agent", source)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        code = plugin_code(module.Uses)
+    finally:
+        del sys.modules[spec.name]
+    mira = [_agents_folder() / "mira.py"]
+    assert f"agents {_digest(mira, _agents_folder())}" in code
+    assert code.startswith("source ")

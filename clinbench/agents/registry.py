@@ -323,7 +323,10 @@ def plugin_code(cls: type[Agent]) -> str:
     if cls.__module__.split(".")[0] == "clinbench":  # e.g. clinbench.llm: its own package
         folder = Path(inspect.getfile(cls)).resolve().parent
         source = _digest(sorted(folder.glob("*.py")), folder)
-        return " ".join(p for p in (f"source {source}", required) if p)
+        # and the agent modules it imports or builds by name (not in its package)
+        used = agent_source_files([cls], sorted(folder.glob("*.py")))
+        agents = f"agents {_digest(used, _agents_folder())}" if used else ""
+        return " ".join(p for p in (f"source {source}", agents, required) if p)
     parts = [_distribution_of(cls.__module__), source_digest(cls), required]
     return " ".join(p for p in parts if p)
 
