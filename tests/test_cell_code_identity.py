@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import clinbench
-from clinbench.agents.registry import _load_builtin, agent_entries, agent_source_files
+from clinbench.agents.registry import _load_builtin, agent_entries, agent_entry, agent_source_files
 from clinbench.env.registry import env_ids
 from clinbench.protocol import Protocol, run_cell
 from clinbench.sweep.cells import cell_code_files
@@ -115,3 +115,39 @@ def test_a_clinbench_package_agent_also_hashes_the_agent_modules_it_uses(tmp_pat
     mira = [_agents_folder() / "mira.py"]
     assert f"agents {_digest(mira, _agents_folder())}" in code
     assert code.startswith("source ")
+
+
+def test_a_plugin_built_on_a_built_in_agent_hashes_that_agent_s_modules(tmp_path):
+    """A spec-string plugin subclassing mira runs mira.py: editing it must re-run the
+    plugin's cells, so mira.py is in the plugin's identity beside its own file."""
+    from clinbench.agents.registry import _agents_folder, _digest
+
+    plugin = tmp_path / "mymira.py"
+    plugin.write_text("from clinbench.agents.mira import MIRAAgent\n\n"
+                      "class MyMira(MIRAAgent):\n    name = 'mymira'\n")
+    code = agent_entry(f"{plugin}:MyMira").code
+    assert f"agents {_digest([_agents_folder() / 'mira.py'], _agents_folder())}" in code
+
+
+@pytest.mark.parametrize("line", [
+    "from clinbench.agents import heuristic",
+    "import clinbench.agents.heuristic",
+    "from clinbench.agents.heuristic import RecruitmentHeuristic",
+    "from . import heuristic",
+    "from .heuristic import RecruitmentHeuristic",
+    "from ..agents.heuristic import RecruitmentHeuristic",
+    "importlib.import_module('clinbench.agents.heuristic')",
+    "make_agent('heuristic', context)",
+    "make_agent(ref='heuristic', context=context)",
+    "agent_entry('heuristic')",
+])
+def test_every_way_of_reaching_an_agent_module_is_found(line):
+    """Each import form (relative ones read as if in a module of clinbench/agents/),
+    and each call that builds an agent by a constant name, reaches heuristic.py."""
+    from clinbench.agents.registry import _agents_folder, _module_file, _static_uses
+
+    folder = _agents_folder()
+    modules, names = _static_uses(folder / "probe.py", line + "\n")
+    found = {f for m in modules if (f := _module_file(m)) is not None}
+    found |= set(agent_source_files([agent_entry(n).factory for n in names]))
+    assert folder / "heuristic.py" in found

@@ -236,15 +236,27 @@ def _agents_folder() -> Path:
 
 
 def _module_file(module: str) -> Path | None:
-    """The source file of a ``clinbench.agents`` module (package or not), else None."""
-    if module != "clinbench.agents" and not module.startswith("clinbench.agents."):
+    """The source file of a ``clinbench.agents`` module (package or not), else None (the
+    package ``clinbench.agents`` itself is the shared API: None)."""
+    if not module.startswith("clinbench.agents."):
         return None
     rel = Path(*module.split(".")[2:])
     folder = _agents_folder()
     for path in (folder / rel.with_suffix(".py"), folder / rel / "__init__.py"):
-        if rel.parts and path.is_file():
+        if path.is_file():
             return path
     return None
+
+
+def _package_of(path: Path) -> str | None:
+    """The dotted package a clinbench source file belongs to (for relative imports)."""
+    root = _agents_folder().parent
+    try:
+        rel = path.resolve().relative_to(root)
+    except ValueError:
+        return None
+    parts = ["clinbench", *rel.parts[:-1]]
+    return ".".join(parts)
 
 
 def _own(path: Path) -> bool:
@@ -253,24 +265,42 @@ def _own(path: Path) -> bool:
     return path.parent == _agents_folder() and path.stem not in SHARED_AGENT_MODULES
 
 
-def _static_uses(path: Path) -> tuple[set[str], set[str]]:
-    """(clinbench.agents modules imported, agent names built with ``make_agent("name",
-    ...)``) by one source file, read statically."""
+#: Calls that build or resolve an agent by name (klong's teacher): a constant name,
+#: positional or ``ref=``, is an agent the file uses.
+_BY_NAME = ("make_agent", "agent_entry")
+
+
+def _static_uses(path: Path, text: str | None = None) -> tuple[set[str], set[str]]:
+    """(clinbench.agents modules imported, agent names built by name, e.g.
+    ``make_agent("heuristic", ...)``) by one source file (or ``text`` as if it were that
+    file), read statically; relative imports are resolved against the file's package."""
     modules: set[str] = set()
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            modules.add(node.module)
-            modules.update(f"{node.module}.{a.name}" for a in node.names)
+    package = _package_of(path)
+    source = path.read_text() if text is None else text
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                if package is None:
+                    continue
+                parent = package.split(".")
+                parent = parent[: len(parent) - (node.level - 1)]
+                base = ".".join([*parent, *([base] if base else [])])
+            modules.add(base)
+            modules.update(f"{base}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Import):
             modules.update(a.name for a in node.names)
-        elif isinstance(node, ast.Call) and node.args:
+        elif isinstance(node, ast.Call):
             func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(
                 node.func, "id", None
             )
-            first = node.args[0]
-            if func == "make_agent" and isinstance(first, ast.Constant):
-                names.add(str(first.value))
+            if func == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
+                modules.add(str(node.args[0].value))
+            if func not in _BY_NAME:
+                continue
+            given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "ref")]
+            names.update(str(a.value) for a in given if isinstance(a, ast.Constant))
     return modules, names
 
 
@@ -327,7 +357,11 @@ def plugin_code(cls: type[Agent]) -> str:
         used = agent_source_files([cls], sorted(folder.glob("*.py")))
         agents = f"agents {_digest(used, _agents_folder())}" if used else ""
         return " ".join(p for p in (f"source {source}", agents, required) if p)
-    parts = [_distribution_of(cls.__module__), source_digest(cls), required]
+    # a plugin built on a built-in agent (a subclass, or one it builds by name) runs
+    # that agent's modules too
+    used = agent_source_files([cls], [Path(inspect.getfile(cls)).resolve()])
+    agents = f"agents {_digest(used, _agents_folder())}" if used else ""
+    parts = [_distribution_of(cls.__module__), source_digest(cls), agents, required]
     return " ".join(p for p in parts if p)
 
 
