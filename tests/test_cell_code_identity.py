@@ -151,3 +151,55 @@ def test_every_way_of_reaching_an_agent_module_is_found(line):
     found = {f for m in modules if (f := _module_file(m)) is not None}
     found |= set(agent_source_files([agent_entry(n).factory for n in names]))
     assert folder / "heuristic.py" in found
+
+
+#: Calls an agent module may make when it is imported (constants, registration).
+IMPORT_TIME_CALLS = {"frozenset", "tuple", "len", "dict", "set", "register_agent",
+                     "dataclass", "field", "ClassVar", "np.round", "np.arange", "np.array"}
+
+
+def _agent_modules() -> list[Path]:
+    from clinbench.agents.registry import _agents_folder
+
+    folder = _agents_folder()
+    shared = {folder / f"{m}.py" for m in ("base", "context", "learner", "registry",
+                                           "__init__")}
+    # a family's study is no agent: it has a code identity of its own (clinbench.studies)
+    return [f for f in sorted(folder.rglob("*.py"))
+            if f not in shared and "core" not in f.relative_to(folder).parts
+            and f.name != "study.py"]
+
+
+@pytest.mark.parametrize("path", _agent_modules(), ids=lambda p: p.name)
+def test_importing_an_agent_module_changes_nothing_but_its_own_names(path):
+    """Every cell imports every agent module (the registry loads them all), but a cell's
+    hash covers only its own agent's: so importing one may only define things (imports,
+    functions, classes, constants, registration), never patch another agent. The trace
+    above does not see module bodies; this reads them."""
+    import ast
+
+    def calls(node: ast.AST) -> set[str]:
+        return {ast.unparse(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+
+    allowed = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.Assign, ast.AnnAssign)
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            assert all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in node.body)
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            assert calls(node) <= {"register_agent"}, (path.name, ast.unparse(node)[:80])
+            continue
+        if isinstance(node, ast.ClassDef):
+            body = [n for n in node.body if not isinstance(n, ast.FunctionDef)]
+            found = set().union(*(calls(d) for d in node.decorator_list),
+                                *(calls(n) for n in body), set())
+            assert found <= IMPORT_TIME_CALLS, (path.name, node.name, found)
+            continue
+        assert isinstance(node, allowed), (path.name, ast.unparse(node)[:80])
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):  # a name of its own, no patch
+            assert all(isinstance(t, ast.Name) for t in targets), ast.unparse(node)[:80]
+        if not isinstance(node, ast.FunctionDef):
+            assert calls(node) <= IMPORT_TIME_CALLS, (path.name, ast.unparse(node)[:80])
