@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import itertools
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -428,7 +429,10 @@ def _duration(seconds: float) -> str:
 def exit_with(parent: int) -> None:
     """Initializer of loky's workers: end the worker when the sweep's process ``parent``
     is gone. After a kill -9 of the sweep they would otherwise wait for work until their
-    idle timeout (minutes), and loky's resource trackers with them."""
+    idle timeout (minutes), and loky's resource trackers with them. A worker ignores
+    Ctrl-C (the terminal sends it to the whole process group): the sweep's process
+    stops the pool and says what it kept, without a traceback from each worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() == parent:
         threading.Thread(target=_watch, args=(parent,), daemon=True).start()
 
