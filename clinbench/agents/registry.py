@@ -225,10 +225,9 @@ def _distribution_of(module: str) -> str:
     return ""
 
 
-#: The agent API every cell runs whatever its agent: hashed with the cell code
-#: (``clinbench.sweep.cells``), in no agent's own identity. (This module only resolves
-#: names to the classes whose code is hashed.)
-SHARED_AGENT_MODULES = ("base", "context", "learner", "registry", "__init__")
+#: Modules of ``clinbench/agents/`` that only resolve names to the classes whose code is
+#: hashed (the registry imports every agent: the scan does not follow them).
+_NAMING_MODULES = ("registry", "__init__")
 
 
 def _agents_folder() -> Path:
@@ -262,7 +261,10 @@ def _package_of(path: Path) -> str | None:
 def _own(path: Path) -> bool:
     """A module directly in ``clinbench/agents/`` that is one agent's code (a family's
     sub-package is family code, the shared API is cell code)."""
-    return path.parent == _agents_folder() and path.stem not in SHARED_AGENT_MODULES
+    from clinbench.sweep.cells import SHARED_AGENT_MODULES  # cell code: hashed there
+
+    shared = (*SHARED_AGENT_MODULES, *_NAMING_MODULES)
+    return path.parent == _agents_folder() and path.stem not in shared
 
 
 #: Calls that build or resolve an agent by name (klong's teacher): a constant name,
@@ -347,22 +349,23 @@ def plugin_code(cls: type[Agent]) -> str:
     with the libraries it requires."""
     required = " ".join(f"{d}=={metadata.version(d)}" for d in getattr(cls, "requires", ()))
     if cls.__module__.startswith(("clinbench.agents.", "clinbench.env.")):
-        files = agent_source_files([cls])
-        own = f"source {_digest(files, _agents_folder())}" if files else ""
-        return " ".join(p for p in (own, required) if p)
+        return " ".join(p for p in (_agents_part(cls, [], "source"), required) if p)
     if cls.__module__.split(".")[0] == "clinbench":  # e.g. clinbench.llm: its own package
         folder = Path(inspect.getfile(cls)).resolve().parent
         source = _digest(sorted(folder.glob("*.py")), folder)
-        # and the agent modules it imports or builds by name (not in its package)
-        used = agent_source_files([cls], sorted(folder.glob("*.py")))
-        agents = f"agents {_digest(used, _agents_folder())}" if used else ""
+        agents = _agents_part(cls, sorted(folder.glob("*.py")))
         return " ".join(p for p in (f"source {source}", agents, required) if p)
     # a plugin built on a built-in agent (a subclass, or one it builds by name) runs
     # that agent's modules too
-    used = agent_source_files([cls], [Path(inspect.getfile(cls)).resolve()])
-    agents = f"agents {_digest(used, _agents_folder())}" if used else ""
+    agents = _agents_part(cls, [Path(inspect.getfile(cls)).resolve()])
     parts = [_distribution_of(cls.__module__), source_digest(cls), agents, required]
     return " ".join(p for p in parts if p)
+
+
+def _agents_part(cls: type, files: list[Path], label: str = "agents") -> str:
+    """``"<label> <digest>"`` of the agent modules ``cls`` and ``files`` use ("" if none)."""
+    used = agent_source_files([cls], files)
+    return f"{label} {_digest(used, _agents_folder())}" if used else ""
 
 
 # ---------------------------------------------------------------------- discovery

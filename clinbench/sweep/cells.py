@@ -30,11 +30,11 @@ from clinbench.sweep.store import FORMAT
 #: loop and the isolated player. Each agent's own modules are in its identity instead
 #: (``AgentEntry.code``; ``agents.registry.agent_source_files``): editing one agent
 #: re-runs its cells only.
+#: The agent API every cell runs whatever its agent (no agent's own identity).
+SHARED_AGENT_MODULES = ("base", "context", "learner")
 _CELL_CODE = (
     "env/*.py",
-    "agents/base.py",
-    "agents/context.py",
-    "agents/learner.py",
+    *(f"agents/{m}.py" for m in SHARED_AGENT_MODULES),
     "agents/core/**/*.py",
     "protocol.py",
     "episode.py",
@@ -60,7 +60,9 @@ def cell_code_files(env: str) -> list[str]:
         files += sorted(root.glob(part.format(family=env)))
     skip = {part.format(family=env) for part in _NOT_FAMILY_CODE}
     files = [f for f in files if f.relative_to(root).as_posix() not in skip]
-    files += agent_source_files(files=[f.resolve() for f in files if "agents" in f.parts])
+    files += agent_source_files(
+        files=[f.resolve() for f in files if f.relative_to(root).parts[0] == "agents"]
+    )
     return list(dict.fromkeys(f.resolve().relative_to(root.resolve()).as_posix() for f in files))
 
 
