@@ -223,3 +223,39 @@ def test_the_family_hooks_match_what_the_env_reports():
     assert all(m.name in info for m in FAMILY.episode_metrics)
     assert set(FAMILY.score_part_labels) <= set(info["score_parts"])
     assert all(p in env.params.__dataclass_fields__ for p in FAMILY.main_params)
+
+
+@pytest.mark.parametrize("seed", [3, 11, 29])
+def test_the_observation_agrees_with_the_state_queries(seed):
+    """The observation reads each indication's standing in one pass over the trials and
+    the catalogue's fixed part once per episode: it must say what the state's own
+    queries say (``design_error``, ``earned``, ``filed``, ``approved``), at every decision
+    of episodes played by random valid portfolios."""
+    from clinbench.env.portfolio.macro import catalogue_index
+    from clinbench.env.portfolio.trials import trial_cost
+
+    env = PortfolioEnv(TASKS["develop"])
+    rng = np.random.default_rng(seed)
+    for episode in range(4):
+        obs, _ = env.reset(seed=seed * 100 + episode)
+        done = False
+        while not done:
+            s = env.state
+            designs = list(catalogue_index(obs.indication_keys))
+            assert list(obs.catalogue_mask) == [
+                s.design_error(d) is None and trial_cost(env.params, d) <= s.cash + 1e-9
+                for d in designs
+            ]
+            for view in obs.indications:
+                mine = [t for t in s.trials if t.design.indication == view.key]
+                assert view.earned == s.earned(view.key)
+                assert view.filed == s.filed(view.key)
+                assert view.approved == s.approved(view.key)
+                assert view.running == any(s.running(view.key, ph) for ph in (1, 2, 3))
+                assert view.tried == tuple(sorted({t.design.phase for t in mine}))
+            valid = [d for d, ok in zip(designs, obs.catalogue_mask, strict=True) if ok]
+            pick = [valid[i] for i in rng.permutation(len(valid))[: int(rng.integers(0, 3))]]
+            stop = rng.random() < 0.05
+            obs, _, done, _, info = env.step(PortfolioAction(trials=tuple(pick), stop=stop))
+            if len(pick) <= 1 and not stop:
+                assert info["error"] is None  # a design the mask allows is accepted

@@ -84,17 +84,25 @@ class PortfolioMacros(MacroSpace[Observation, PortfolioAction]):
                 cash -= cost
         return tuple(out)
 
-    def portfolio(self, name: str, obs: Observation) -> tuple[TrialDesign, ...]:
+    @staticmethod
+    def wanted(obs: Observation) -> dict[str, list[TrialDesign]]:
+        """What each macro that starts trials asks for, before :meth:`fit`."""
         adv = [standard_design(obs, i.key, i.earned + 1) for i in advance_candidates(obs)]
         exp = [standard_design(obs, i.key, 1) for i in expand_candidates(obs)]
-        wanted = {
+        return {
             "advance_best": adv[:1],
             "advance_all": adv,
             "expand_one": exp[:1],
             "expand_two": exp[:2],
             "advance_and_expand": adv[:1] + exp[:1],
-        }.get(name, [])
-        chosen = self.fit(obs, wanted)
+        }
+
+    def portfolio(
+        self, name: str, obs: Observation, wanted: dict[str, list[TrialDesign]] | None = None
+    ) -> tuple[TrialDesign, ...]:
+        """The trials macro ``name`` starts (``wanted``: :meth:`wanted` of ``obs``, where
+        the caller has it already)."""
+        chosen = self.fit(obs, (self.wanted(obs) if wanted is None else wanted).get(name, []))
         if name == "advance_and_expand" and len(chosen) < 2:
             return ()  # only both together make this macro
         return chosen
@@ -121,9 +129,10 @@ class PortfolioMacros(MacroSpace[Observation, PortfolioAction]):
     def mask(self, obs: Observation) -> np.ndarray:
         m = np.zeros(len(self.names), dtype=bool)
         m[self.index["wait"]] = m[self.index["stop"]] = True
+        wanted = self.wanted(obs)
         for k, name in enumerate(self.names):
             if name not in ("wait", "stop"):
-                m[k] = bool(self.portfolio(name, obs))
+                m[k] = bool(self.portfolio(name, obs, wanted))
         return m
 
     def to_action(self, k: int, obs: Observation) -> PortfolioAction:

@@ -36,14 +36,14 @@ from clinbench.env.portfolio.actions import (
     parse_portfolio,
 )
 from clinbench.env.portfolio.history import SPONSOR
-from clinbench.env.portfolio.macro import CatalogueActions, PortfolioMacros, catalogue_index
+from clinbench.env.portfolio.macro import CatalogueActions, PortfolioMacros
 from clinbench.env.portfolio.metrics import indication_set, strict_set
 from clinbench.env.portfolio.observation import IndicationView, Observation, TrialView
 from clinbench.env.portfolio.params import TASK_VERSION, PortfolioParams
 from clinbench.env.portfolio.score import score_parts
 from clinbench.env.portfolio.sponsor import regime_seen, sponsor_portfolio
 from clinbench.env.portfolio.state import ProgramState
-from clinbench.env.portfolio.trials import TrialDesign, trial_cost
+from clinbench.env.portfolio.trials import TrialDesign, catalogue_for, phase_allows, trial_cost
 from clinbench.env.portfolio.value import expected_value
 from clinbench.env.portfolio.world import FAMILY_TAG, Program, draw_program, draw_universe
 
@@ -105,6 +105,7 @@ class PortfolioEnv(Env[Observation, Any]):
         self._agreement = [0, 0, 0, 0]
         self._done = False
         self._terminated_by: str | None = None
+        self._catalogue_keys: tuple[str, ...] | None = None
         self._obs = self._observe(None)
         return self._obs, {"seed": given, "fixed_world": fixed, "error": None}
 
@@ -200,23 +201,27 @@ class PortfolioEnv(Env[Observation, Any]):
     def _observe(self, error: str | None) -> Observation:
         s, p = self.state, self.params
         month = s.month
-        seen = regime_seen(s)
+        records = s.visible_records()
+        seen = regime_seen(s, records)
+        by_indication: dict[str, list] = {ind.key: [] for ind in s.program.indications}
+        for t in s.trials:
+            by_indication[t.design.indication].append(t)
+        now = s.standing()
         views = []
         for ind in s.program.indications:
-            own = sorted((t for t in s.trials if t.design.indication == ind.key
-                          and t.read_out(month)), key=lambda t: t.outcome.readout_month)
+            mine = by_indication[ind.key]
+            own = sorted((t for t in mine if t.read_out(month)),
+                         key=lambda t: t.outcome.readout_month)
             last = own[-1] if own else None
             views.append(IndicationView(
                 key=ind.key, tumour=ind.tumour, line=ind.line, patients=ind.patients,
-                value=ind.value, earned=s.earned(ind.key),
-                tried=tuple(sorted({t.design.phase for t in s.trials
-                                    if t.design.indication == ind.key})),
-                running=any(t.design.indication == ind.key and not t.read_out(month)
-                            for t in s.trials),
+                value=ind.value, earned=now.earned.get(ind.key, 0),
+                tried=tuple(sorted({t.design.phase for t in mine})),
+                running=ind.key in now.running,
                 last_phase=last.design.phase if last else 0,
                 last_estimate=last.outcome.estimate if last else None,
                 last_success=bool(last.outcome.success) if last else False,
-                filed=s.filed(ind.key), approved=s.approved(ind.key),
+                filed=ind.key in now.filed, approved=s.approved(ind.key),
                 new_standard=ind.key in seen,
             ))
         trials = tuple(
@@ -231,17 +236,46 @@ class PortfolioEnv(Env[Observation, Any]):
             for t in s.trials
         )
         keys = tuple(v.key for v in views)
-        mask = [False] * len(catalogue_index(keys))
-        if not self._done:
-            now = s.standing()
-            for d, k in catalogue_index(keys).items():
-                mask[k] = s.design_error(d, now) is None and trial_cost(p, d) <= s.cash + 1e-9
+        phase, row, allowed, cost = self._catalogue(keys)
+        if self._done:
+            mask = (False,) * phase.size
+        else:
+            # design_error's state checks per (indication, phase): not filed, earned the
+            # phase below, none running
+            open_ = np.zeros((len(keys), 4), dtype=np.bool_)
+            for j, key in enumerate(keys):
+                if key not in now.filed:
+                    running = now.running.get(key, ())
+                    for ph in range(1, min(3, now.earned.get(key, 0) + 1) + 1):
+                        open_[j, ph] = ph not in running
+            ok = allowed & (cost <= s.cash + 1e-9) & open_[row, phase]
+            mask = tuple(ok.tolist())
         prog = s.program
         return Observation(
             task_id=self.spec.id, program_id=prog.id, drug_class=prog.drug_class,
             modality=prog.modality, biomarker=prog.biomarker, sponsor_size=prog.sponsor.size,
             decision=self._decision, max_decisions=p.horizon, month=month, cash=s.cash,
             budget=s.budget, portfolio_cap=p.portfolio_cap, indications=tuple(views),
-            trials=trials, catalogue_mask=tuple(mask), records=s.visible_records(),
+            trials=trials, catalogue_mask=mask, records=records,
             approvals=int(s.value_parts()["approvals"]), last_error=error,
         )
+
+    def _catalogue(
+        self, keys: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The catalogue of ``keys`` in mask order as arrays of what does not change
+        within an episode: each design's phase, its indication's row in ``keys``,
+        whether the program may ever run it (the design checks of
+        :meth:`ProgramState.design_error`) and its cost. The mask adds the rest of
+        ``design_error`` (filed, earned, running) and the cash."""
+        if self._catalogue_keys != keys:
+            program, designs = self.state.program, catalogue_for(keys)
+            self._catalogue_keys = keys
+            self._catalogue_rows = (
+                np.array([d.phase for d in designs]),
+                np.array([keys.index(d.indication) for d in designs]),
+                np.array([phase_allows(d.phase, d.randomised)
+                          and not (d.biomarker and not program.biomarker) for d in designs]),
+                np.array([trial_cost(self.params, d) for d in designs]),
+            )
+        return self._catalogue_rows

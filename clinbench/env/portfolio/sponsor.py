@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from clinbench.env.portfolio.evidence import Record
 from clinbench.env.portfolio.state import ProgramState
 from clinbench.env.portfolio.trials import TrialDesign, trial_cost
 
@@ -51,10 +52,13 @@ STYLE_TABLE = MappingProxyType(
 PHASE1_ACTIVITY_FLOOR = -1.0
 
 
-def regime_seen(state: ProgramState) -> frozenset[str]:
-    """Indications where a new standard of care is public by now."""
+def regime_seen(
+    state: ProgramState, records: tuple[Record, ...] | None = None
+) -> frozenset[str]:
+    """Indications where a new standard of care is public by now (``records``: the
+    state's visible records, where the caller has them already)."""
     return frozenset(
-        r.indication for r in state.visible_records()
+        r.indication for r in (state.visible_records() if records is None else records)
         if r.kind == "regulatory" and r.fields.get("event") == "new_standard"
     )
 
@@ -87,15 +91,16 @@ def sponsor_portfolio(state: ProgramState, rng: np.random.Generator) -> tuple[Tr
     reads = last_readouts(state)
     wanted: list[tuple[float, str, int]] = []  # (priority, indication, phase)
     tried = {t.design.indication for t in state.trials}
+    now = state.standing()
     for ind in program.indications:
         key = ind.key
         if key in seen and rng.random() < style.heed_regime:
             continue
-        earned = state.earned(key)
-        if earned == 0 or earned >= 3 or state.filed(key):
+        earned = now.earned.get(key, 0)
+        if earned == 0 or earned >= 3 or key in now.filed:
             continue
         nxt = earned + 1
-        if state.running(key, nxt) or any(
+        if nxt in now.running.get(key, ()) or any(
             t.design.indication == key and t.design.phase == nxt for t in state.trials
         ):
             continue  # one attempt per phase: a failure ends the indication

@@ -100,6 +100,7 @@ class ProgramState:
         self.trials: list[Trial] = []
         self.attempts: Counter[tuple[str, int]] = Counter()
         self.records: list[Record] = []
+        self._visible: tuple[tuple[int, int] | None, tuple[Record, ...]] = (None, ())
         self.stopped = False
         for ind in program.indications:
             self._record(program.start_month - 1, "epidemiology", ind.key,
@@ -178,7 +179,13 @@ class ProgramState:
         return None
 
     def visible_records(self, month: int | None = None) -> tuple[Record, ...]:
-        return visible(self.records, self.month if month is None else month)
+        """The records public at ``month`` (default: now); kept until the month or the
+        records (only ever appended) change, as every decision reads them twice."""
+        at = self.month if month is None else month
+        key = (at, len(self.records))
+        if self._visible[0] != key:
+            self._visible = (key, visible(self.records, at))
+        return self._visible[1]
 
     @staticmethod
     def last_event(t: Trial) -> int:
