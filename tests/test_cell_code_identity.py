@@ -14,10 +14,11 @@ import clinbench
 from clinbench.agents.registry import _load_builtin, agent_entries, agent_entry, agent_source_files
 from clinbench.env.registry import env_ids
 from clinbench.protocol import Protocol, run_cell
-from clinbench.sweep.cells import cell_code_files
+from clinbench.sweep.cells import SHARED_AGENT_MODULES, cell_code_files
 
 ROOT = Path(clinbench.__file__).resolve().parent
-#: Resolves names to the classes whose code is hashed (a cell's agent is built by name).
+#: Resolves names to the classes whose code is hashed (a cell's agent is built by name;
+#: a shared name's dispatch to its family's class is ``agents/variants.py``, hashed).
 NOT_CELL_CODE = {"agents/registry.py"}
 TINY = Protocol(train_steps=120, eval_episodes=1, curve_points=2, curve_episodes=1,
                 oc_episodes=1, null_episodes=1)
@@ -162,8 +163,7 @@ def _agent_modules() -> list[Path]:
     from clinbench.agents.registry import _agents_folder
 
     folder = _agents_folder()
-    shared = {folder / f"{m}.py" for m in ("base", "context", "learner", "registry",
-                                           "__init__")}
+    shared = {folder / f"{m}.py" for m in (*SHARED_AGENT_MODULES, "registry", "__init__")}
     # a family's study is no agent: it has a code identity of its own (clinbench.studies)
     return [f for f in sorted(folder.rglob("*.py"))
             if f not in shared and "core" not in f.relative_to(folder).parts
@@ -203,3 +203,21 @@ def test_importing_an_agent_module_changes_nothing_but_its_own_names(path):
             assert all(isinstance(t, ast.Name) for t in targets), ast.unparse(node)[:80]
         if not isinstance(node, ast.FunctionDef):
             assert calls(node) <= IMPORT_TIME_CALLS, (path.name, ast.unparse(node)[:80])
+
+
+def test_a_remote_cell_s_identity_covers_the_client():
+    """A remote cell plays through ``clinbench.serve.remote`` (and what it imports of
+    ``clinbench.serve``): its cell code carries their hash, a local cell's does not."""
+    import ast
+
+    from clinbench.sweep.cells import _REMOTE_CODE, cell_code
+
+    client = ROOT / "serve" / "remote.py"
+    used = {"serve/remote.py"}
+    for node in ast.walk(ast.parse(client.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("clinbench.serve"):
+            used.add(node.module.removeprefix("clinbench.").replace(".", "/") + ".py")
+    covered = {f.relative_to(ROOT).as_posix() for part in _REMOTE_CODE for f in ROOT.glob(part)}
+    assert used <= covered
+    remote = cell_code("recruitment", remote=True)
+    assert remote.startswith(cell_code("recruitment") + " remote ")

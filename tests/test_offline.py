@@ -809,3 +809,44 @@ def test_an_offline_sweep_without_minari_exits_2_with_the_install_command(invoke
     monkeypatch.setattr(offline, "available", lambda: False)
     result = invoke("sweep", "--agents", "bc", "--dataset", "any-v0", "--results", "/tmp/x")
     assert result.exit_code == 2 and ".[offline]" in result.output
+
+
+def test_an_offline_cell_runs_only_code_its_cell_identity_covers(store):
+    """The offline harness runs in every dataset cell, a plugin's too, whose own
+    identity is its file: the cell code of a dataset cell covers it
+    (``sweep.cells.cell_code``), and a cell without a dataset does not carry it."""
+    import sys
+    from pathlib import Path
+
+    import clinbench
+    from clinbench.agents.registry import agent_entry, agent_source_files
+    from clinbench.offline.protocol import run_offline_cell
+    from clinbench.protocol import Protocol
+    from clinbench.sweep.cells import _OFFLINE_CODE, cell_code, cell_code_files
+
+    root, spec = store
+    package = Path(clinbench.__file__).resolve().parent
+    seen: set[str] = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.add(frame.f_code.co_filename)
+
+    tiny = Protocol(eval_episodes=1, oc_episodes=1, null_episodes=1)
+    sys.setprofile(profile)
+    try:
+        run_offline_cell("trial_design/effective_drug", "bc", 3, tiny, {}, {}, "bc",
+                         spec.name, "worlds", root)
+    finally:
+        sys.setprofile(None)
+    executed = {Path(f).resolve().relative_to(package).as_posix() for f in seen
+                if Path(f).resolve().is_relative_to(package)}
+    offline = {f.relative_to(package).as_posix()
+               for part in _OFFLINE_CODE for f in package.glob(part)}
+    agents = {p.relative_to(package).as_posix()
+              for p in agent_source_files([agent_entry("bc").factory])}
+    covered = set(cell_code_files("trial_design")) | offline | agents | {"agents/registry.py"}
+    assert executed - covered == set()
+    assert {"offline/protocol.py", "offline/splits.py"} <= executed & offline
+    assert cell_code("trial_design", offline=True).startswith(cell_code("trial_design") + " ")
+    assert cell_code("trial_design", offline=True) != cell_code("trial_design")

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from clinbench.agents.base import Agent
 from clinbench.agents.context import AgentContext
+from clinbench.agents.variants import FamilyVariants, family_variants, parameters
 
 #: The entry-point group plugins declare their agents in.
 ENTRY_POINT_GROUP = "clinbench.agents"
@@ -112,50 +113,8 @@ def register_agent(cls: type[Agent]) -> type[Agent]:
     if "*" in cls.envs or "*" in variants or set(cls.envs) & set(variants):
         raise AgentLoadError(f"two built-in agents are named {cls.name!r} for the same family")
     variants.update(dict.fromkeys(cls.envs, cls))
-    _BUILTIN[cls.name] = _family_variants(cls.name, variants)
+    _BUILTIN[cls.name] = family_variants(cls.name, variants)
     return cls
-
-
-class FamilyVariants(Agent):
-    """One agent name, one class per environment family: building it builds the class of
-    the context's family, with the hyper-parameters that class takes (the others belong
-    to other families' variants)."""
-
-    variants: ClassVar[dict[str, type[Agent]]] = {}
-
-    def __new__(cls, context: AgentContext, **config: Any) -> Agent:  # type: ignore[misc]
-        if not isinstance(context, AgentContext):
-            raise TypeError(f"agent {cls.name!r} is built from an AgentContext")
-        klass = cls.variants.get(context.spec.env)
-        if klass is None:
-            raise ValueError(
-                f"agent {cls.name!r} plays {list(cls.variants)} environments, "
-                f"not {context.spec.env!r}"
-            )
-        known = set(_parameters(klass))
-        unknown = sorted(set(config) - set(_parameters(cls)))
-        if unknown:
-            raise TypeError(f"agent {cls.name!r} has no parameter(s) {unknown}")
-        return klass(context, **{k: v for k, v in config.items() if k in known})
-
-    def act(self, obs: Any) -> Any:  # pragma: no cover - instances are the variants'
-        raise NotImplementedError
-
-
-def _family_variants(name: str, variants: dict[str, type[Agent]]) -> type[Agent]:
-    classes = list(dict.fromkeys(variants.values()))
-    return type(
-        f"{name.title()}Variants",
-        (FamilyVariants,),
-        {
-            "name": name,
-            "description": "; ".join(f"{'/'.join(c.envs)}: {c.description}" for c in classes),
-            "envs": tuple(variants),
-            "learning": any(c.learning for c in classes),
-            "variants": dict(variants),
-            "__module__": classes[0].__module__,
-        },
-    )
 
 
 def _load_builtin() -> None:
@@ -568,7 +527,7 @@ def agent_parameters(entry: AgentEntry) -> dict[str, Any]:
     """The hyper-parameters an agent accepts and their defaults, read from the
     constructors along its class hierarchy (the context, the first argument after
     ``self``, and ``**config`` excluded)."""
-    return _parameters(entry.require())
+    return parameters(entry.require())
 
 
 def family_parameters(entry: AgentEntry, family: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -577,24 +536,5 @@ def family_parameters(entry: AgentEntry, family: str, params: dict[str, Any]) ->
     cls = entry.factory
     if cls is None or not issubclass(cls, FamilyVariants) or family not in cls.variants:
         return dict(params)
-    own = _parameters(cls.variants[family])
+    own = parameters(cls.variants[family])
     return {k: v for k, v in params.items() if k in own}
-
-
-def _parameters(cls: type[Agent]) -> dict[str, Any]:
-    if issubclass(cls, FamilyVariants):  # the union of its variants' (first default wins)
-        out: dict[str, Any] = {}
-        for klass in cls.variants.values():
-            for k, v in _parameters(klass).items():
-                out.setdefault(k, v)
-        return out
-    out = {}
-    for klass in cls.__mro__:
-        if "__init__" in klass.__dict__ and klass is not object:
-            params = list(inspect.signature(klass.__init__).parameters.values())[
-                2:
-            ]  # self, context
-            for p in params:
-                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
-                    out.setdefault(p.name, p.default)
-    return out

@@ -31,7 +31,7 @@ from clinbench.sweep.store import FORMAT
 #: (``AgentEntry.code``; ``agents.registry.agent_source_files``): editing one agent
 #: re-runs its cells only.
 #: The agent API every cell runs whatever its agent (no agent's own identity).
-SHARED_AGENT_MODULES = ("base", "context", "learner")
+SHARED_AGENT_MODULES = ("base", "context", "learner", "variants")
 _CELL_CODE = (
     "env/*.py",
     *(f"agents/{m}.py" for m in SHARED_AGENT_MODULES),
@@ -79,6 +79,34 @@ def code_id(env: str) -> str:
         digest.update(rel.encode())
         digest.update((root / rel).read_bytes())
     return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
+
+
+#: Code only some cells run, in their identity only: an offline cell's harness (it fits
+#: the agent on a dataset split, whatever the agent's own package) and a remote cell's
+#: client (the server's code is the server's).
+_OFFLINE_CODE = ("offline/*.py",)
+_REMOTE_CODE = ("serve/remote.py", "serve/wire.py")
+
+
+@cache
+def _files_digest(parts: tuple[str, ...]) -> str:
+    root = Path(clinbench.__file__).parent
+    digest = hashlib.sha256()
+    for f in (f for part in parts for f in sorted(root.glob(part))):
+        digest.update(f.relative_to(root).as_posix().encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def cell_code(env: str, offline: bool = False, remote: bool = False) -> str:
+    """The code identity a cell's hash covers: its family's (:func:`code_id`), plus the
+    offline harness for a dataset cell and the client for a remote one."""
+    parts = [code_id(env)]
+    if offline:
+        parts.append(f"offline {_files_digest(_OFFLINE_CODE)}")
+    if remote:
+        parts.append(f"remote {_files_digest(_REMOTE_CODE)}")
+    return " ".join(parts)
 
 
 def canonical_json(data: Any) -> str:
@@ -208,7 +236,7 @@ def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False)
             family_parameters(entries[agent], cfg.task_envs[task], cfg.agent_params[agent]),
             cfg.env_overrides[task],
             protocol(cfg.task_envs[task]),
-            code_id(cfg.task_envs[task]),
+            cell_code(cfg.task_envs[task], agent in offline, bool(cfg.remote)),
             refs[agent],
             entries[agent].code,
             cfg.remote,
