@@ -265,11 +265,15 @@ class PredictionStudy:
         if jobs > 1 and not extra:
             from joblib import Parallel, delayed
 
-            with Parallel(n_jobs=jobs, backend="loky") as parallel:
-                offline = parallel(delayed(seed_offline)(s, self.programs, {}) for s in seeds)
-                online = parallel(
-                    delayed(seed_online)(s, self.programs, self.online_worlds, {}) for s in seeds
-                )
+            # one batch of both halves, so no worker idles between them
+            done = Parallel(n_jobs=jobs, backend="loky")(
+                [
+                    *(delayed(seed_online)(s, self.programs, self.online_worlds, {})
+                      for s in seeds),
+                    *(delayed(seed_offline)(s, self.programs, {}) for s in seeds),
+                ]
+            )
+            online, offline = done[: len(seeds)], done[len(seeds):]
         else:
             offline = [seed_offline(s, self.programs, extra) for s in seeds]
             online = [seed_online(s, self.programs, self.online_worlds, extra) for s in seeds]
