@@ -4,6 +4,7 @@ predictor, its statistics and the committed results it renders."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -11,13 +12,16 @@ import pytest
 
 from clinbench.agents.context import AgentContext
 from clinbench.agents.portfolio import study as prediction_study
+from clinbench.agents.portfolio.evidence_view import read_records
 from clinbench.agents.portfolio.imitation import (
     CAP,
     CLIP,
+    FEATURES,
     THRESHOLDS,
     ImitationPolicy,
     entry_features,
     rwbc_weights,
+    select,
 )
 from clinbench.agents.portfolio.predictor_agent import PredictorAgent, as_episode
 from clinbench.agents.portfolio.predictors import heuristic, random_portfolio
@@ -55,6 +59,44 @@ def test_features_are_finite_and_one_row_per_catalogue_entry(data):
         x = entry_features(e)
         assert x.shape[0] == len(e.catalogue) and np.isfinite(x).all()
         assert x.min() >= -1 and x.max() <= 2
+
+
+def test_features_read_each_entry_s_own_design_and_its_group_s_evidence(data):
+    """The features are computed once per (indication, phase) group: entries of a group
+    differ only in their design columns, and those read the entry's own design."""
+    own = [FEATURES.index(f) for f in ("randomised", "biomarker", "combination",
+                                       "flag_share_match", "rule_exact")]
+    checked = 0
+    for e in data.episodes[::7]:
+        x, v, rule = entry_features(e), read_records(e.evidence), heuristic(e)
+        past = [d for _, d in v.designs]
+        flags = [(d.randomised, d.biomarker, d.combination) for d in e.catalogue]
+        for k, d in enumerate(e.catalogue):
+            assert tuple(x[k, own[:3]]) == flags[k]
+            share = (sum((p.randomised, p.biomarker, p.combination) == flags[k] for p in past)
+                     / len(past)) if past else 0.5
+            assert x[k, own[3]] == share and x[k, own[4]] == (d in rule)
+            assert x[k, FEATURES.index(f"phase_{d.phase}")] == 1
+            assert x[k, FEATURES.index("phase_registered")] == (
+                d.phase in v.registered.get(d.indication, set()))
+            assert x[k, FEATURES.index("log_patients")] == math.log1p(
+                v.patients.get(d.indication, 0.0)) / 6.0
+            rest = np.delete(np.arange(len(FEATURES)), own)
+            same = [j for j, c in enumerate(e.catalogue)
+                    if (c.indication, c.phase) == (d.indication, d.phase)]
+            assert (x[same][:, rest] == x[k, rest]).all()
+        checked += bool(past)
+    assert checked > 5
+
+
+def test_a_threshold_keeps_the_most_probable_valid_entries_one_per_group(data):
+    e = next(e for e in data.episodes if e.mask.sum() > 8)
+    p = np.linspace(0.9, 0.1, len(e.catalogue))
+    picked = select(e, p, 0.3)
+    valid = [d for d, ok, q in zip(e.catalogue, e.mask, p, strict=True) if ok and q > 0.3]
+    assert 0 < len(picked) <= CAP and all(d in valid for d in picked)
+    assert len({(d.indication, d.phase) for d in picked}) == len(picked)
+    assert picked[0] == valid[0] and select(e, p, 0.95) == ()
 
 
 def test_bc_is_deterministic_and_predicts_valid_portfolios(split, bc):

@@ -21,8 +21,10 @@ searched).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import minimize
@@ -57,52 +59,79 @@ FEATURES = (
 )
 
 
+def _flags(d: TrialDesign) -> tuple[bool, ...]:
+    return tuple(getattr(d, f) for f in DESIGN_FLAGS)
+
+
+@lru_cache(maxsize=256)
+def _layout(
+    catalogue: tuple[TrialDesign, ...],
+) -> tuple[np.ndarray, tuple[tuple[str, int], ...], np.ndarray, tuple[tuple[bool, ...], ...]]:
+    """A catalogue's fixed part: the phase and design-flag columns, its (indication,
+    phase) groups (the evidence features depend on the entry only through its group),
+    each entry's group and each entry's flag pattern."""
+    groups = tuple(dict.fromkeys((d.indication, d.phase) for d in catalogue))
+    index = {g: i for i, g in enumerate(groups)}
+    fixed = np.array(
+        [(d.phase == 1, d.phase == 2, d.phase == 3, *_flags(d)) for d in catalogue],
+        dtype=float,
+    ).reshape(len(catalogue), 3 + len(DESIGN_FLAGS))
+    group_of = np.array([index[(d.indication, d.phase)] for d in catalogue], dtype=np.intp)
+    return fixed, groups, group_of, tuple(_flags(d) for d in catalogue)
+
+
 def entry_features(episode: OfflineEpisode, view: PublicView | None = None) -> np.ndarray:
-    """One row of ``FEATURES`` per catalogue entry (every value in [-1, 2])."""
+    """One row of ``FEATURES`` per catalogue entry (every value in [-1, 2]): the
+    catalogue's fixed columns, the evidence columns once per (indication, phase) group,
+    then the two that depend on the entry's design (flag share, the heuristic's pick)."""
     v = read_records(episode.evidence) if view is None else view
     m = episode.month
     ranked = sorted(v.patients, key=lambda k: (-v.patients[k], k))
     top = ranked[0] if ranked else None
     first = min((mm for mm, _ in v.designs), default=None)
     past = [d for _, d in v.designs]
-    recent_reg = [mm for mm, _ in v.designs]
+    flag_counts = Counter(_flags(d) for d in past)
+    registered_6 = any(m - mm < 6 for mm, _ in v.designs)
+    registered_12 = any(m - mm < 12 for mm, _ in v.designs)
+    years = min(2.0, (m - first) / 120.0) if first is not None else 0.0
     completed_recent = {(d.indication, d.phase) for mm, d in v.completed if m - mm < RECENT}
-    rule = heuristic(episode)
+    rule = set(heuristic(episode))
     rule_pairs = {(d.indication, d.phase) for d in rule}
-    rows = np.zeros((len(episode.catalogue), len(FEATURES)))
-    for k, d in enumerate(episode.catalogue):
-        reg = v.registered.get(d.indication, set())
-        latest = v.latest.get(d.indication)
-        prev = d.phase - 1
+    fixed, groups, group_of, patterns = _layout(episode.catalogue)
+    evidence = []
+    for indication, phase in groups:
+        reg = v.registered.get(indication, set())
+        latest = v.latest.get(indication)
+        prev = phase - 1
         has_prev = latest is not None and latest[0] == prev
-        share = (
-            sum(all(getattr(p, f) == getattr(d, f) for f in DESIGN_FLAGS) for p in past)
-            / len(past) if past else 0.5
-        )
-        rows[k] = (
-            d.phase == 1, d.phase == 2, d.phase == 3,
-            *(getattr(d, f) for f in DESIGN_FLAGS),
-            math.log1p(v.patients.get(d.indication, 0.0)) / 6.0,
-            d.indication == top,
+        evidence.append((
+            math.log1p(v.patients.get(indication, 0.0)) / 6.0,
+            indication == top,
             not v.designs,
             has_prev,
             has_prev and latest[1],
             max(-1.0, min(2.0, latest[2])) if has_prev else 0.0,
             has_prev and m - latest[3] < RECENT,
-            (d.indication, prev) in completed_recent,
-            d.phase in reg,
+            (indication, prev) in completed_recent,
+            phase in reg,
             prev in reg,
-            any(p > d.phase for p in reg),
+            any(p > phase for p in reg),
             latest is not None and not latest[1],
-            d.indication in v.new_standard,
-            any(m - mm < 6 for mm in recent_reg),
-            any(m - mm < 12 for mm in recent_reg),
-            min(2.0, (m - first) / 120.0) if first is not None else 0.0,
-            share,
-            d.phase == 1 and not v.designs and d.indication == top,
-            (d.indication, d.phase) in rule_pairs,
-            d in rule,
-        )
+            indication in v.new_standard,
+            registered_6,
+            registered_12,
+            years,
+            phase == 1 and not v.designs and indication == top,
+            (indication, phase) in rule_pairs,
+        ))
+    by_group = np.array(evidence, dtype=float).reshape(len(groups), -1)[group_of]
+    share = [flag_counts[f] / len(past) for f in patterns] if past else [0.5] * len(patterns)
+    rows = np.empty((len(episode.catalogue), len(FEATURES)))
+    rows[:, : fixed.shape[1]] = fixed
+    rows[:, fixed.shape[1]: -4] = by_group[:, :-2]
+    rows[:, -4] = share
+    rows[:, -3:-1] = by_group[:, -2:]
+    rows[:, -1] = [d in rule for d in episode.catalogue]
     return rows
 
 
@@ -157,18 +186,26 @@ def rwbc_weights(returns: np.ndarray) -> np.ndarray:
     return np.exp(np.clip(standardised(returns), -CLIP, CLIP) / TEMPERATURE)
 
 
+def ranking(episode: OfflineEpisode, p: np.ndarray) -> tuple[list[float], list[int]]:
+    """The probabilities with the invalid entries at 0, and the entries most probable
+    first (ties in catalogue order): what :func:`select` reads at any threshold."""
+    p = np.where(episode.mask, p, 0.0)
+    return p.tolist(), np.argsort(-p, kind="stable").tolist()
+
+
 def select(
-    episode: OfflineEpisode, p: np.ndarray, threshold: float, cap: int = CAP
+    episode: OfflineEpisode, p: np.ndarray, threshold: float, cap: int = CAP,
+    ranked: tuple[list[float], list[int]] | None = None,
 ) -> tuple[TrialDesign, ...]:
     """The valid entries above ``threshold``, most probable first, at most ``cap``, one per
-    (indication, phase)."""
-    p = np.where(episode.mask, p, 0.0)
+    (indication, phase); ``ranked``: :func:`ranking` of ``p``, when already computed."""
+    probs, order = ranking(episode, p) if ranked is None else ranked
     out: list[TrialDesign] = []
     seen: set[tuple[str, int]] = set()
-    for k in np.argsort(-p, kind="stable"):
-        if p[k] <= threshold or len(out) == cap:
+    for k in order:
+        if probs[k] <= threshold or len(out) == cap:
             break
-        d = episode.catalogue[int(k)]
+        d = episode.catalogue[k]
         if (d.indication, d.phase) not in seen:
             seen.add((d.indication, d.phase))
             out.append(d)
@@ -198,10 +235,12 @@ class ImitationPolicy:
             raise ValueError("weights: one positive finite number per episode")
         coef = _fit_logistic(x, y, w[owner], l2)
         probs = [expit(coef[0] + f @ coef[1:]) for f in feats]
+        ranked = [ranking(e, p) for e, p in zip(episodes, probs, strict=True)]
         gold = [e.label for e in episodes]
 
         def train_f1(t: float) -> float:
-            pred = [select(e, p, t) for e, p in zip(episodes, probs, strict=True)]
+            pred = [select(e, p, t, ranked=r)
+                    for e, p, r in zip(episodes, probs, ranked, strict=True)]
             return portfolio_f1(pred, gold)["indication_f1_micro"]
 
         return cls(coef, max(THRESHOLDS, key=train_f1))

@@ -22,6 +22,7 @@ Outcome model (section 1 of the spec; parameters in ``params``):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -75,8 +76,10 @@ def phase_allows(phase: int, randomised: bool) -> bool:
     return (phase == 1 and not randomised) or phase == 2 or (phase == 3 and randomised)
 
 
+@lru_cache(maxsize=1024)
 def catalogue_for(indications: tuple[str, ...]) -> tuple[TrialDesign, ...]:
-    """Every design of the candidate ``indications``, in a fixed order (16 each)."""
+    """Every design of the candidate ``indications``, in a fixed order (16 each); kept
+    per indication tuple (the observation and the predictors ask for it every step)."""
     out = []
     for key in indications:
         for phase in (1, 2, 3):
