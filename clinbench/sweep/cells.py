@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -24,14 +25,15 @@ from clinbench.evaluation_key import PUBLIC, PUBLIC_KEY, EvaluationKey
 from clinbench.numerics import blas_kernel, numpy_simd, torch_capability
 from clinbench.sweep.store import FORMAT
 
+#: The agent API every cell runs whatever its agent (no agent's own identity): the
+#: base class, the context, the learners' shared loop and a shared name's family dispatch.
+SHARED_AGENT_MODULES = ("base", "context", "learner", "variants")
 #: Sources whose change changes what a cell of any family computes: the shared
-#: environment modules (``env/*.py``), the agent API and the learners' shared code
-#: (``agents/{base,context,learner}.py``, ``agents/core/``), the protocol, the episode
-#: loop and the isolated player. Each agent's own modules are in its identity instead
+#: environment modules (``env/*.py``), the agent API (``SHARED_AGENT_MODULES``) and the
+#: learners' shared code (``agents/core/``), the protocol, the episode loop and the
+#: isolated player. Each agent's own modules are in its identity instead
 #: (``AgentEntry.code``; ``agents.registry.agent_source_files``): editing one agent
 #: re-runs its cells only.
-#: The agent API every cell runs whatever its agent (no agent's own identity).
-SHARED_AGENT_MODULES = ("base", "context", "learner", "variants")
 _CELL_CODE = (
     "env/*.py",
     *(f"agents/{m}.py" for m in SHARED_AGENT_MODULES),
@@ -73,12 +75,18 @@ def code_id(env: str) -> str:
     Editing one family's simulator or its own agents re-runs that family's cells, not
     the others'.
     """
+    return f"{clinbench.__version__}+{_digest(cell_code_files(env))}"
+
+
+def _digest(rels: Iterable[str]) -> str:
+    """12 hex digits of SHA-256 over each source's path (relative to the package) and
+    bytes, in the given order."""
     root = Path(clinbench.__file__).parent
     digest = hashlib.sha256()
-    for rel in cell_code_files(env):
+    for rel in rels:
         digest.update(rel.encode())
         digest.update((root / rel).read_bytes())
-    return f"{clinbench.__version__}+{digest.hexdigest()[:12]}"
+    return digest.hexdigest()[:12]
 
 
 #: Code only some cells run, in their identity only: an offline cell's harness (it fits
@@ -91,11 +99,9 @@ _REMOTE_CODE = ("serve/remote.py", "serve/wire.py")
 @cache
 def _files_digest(parts: tuple[str, ...]) -> str:
     root = Path(clinbench.__file__).parent
-    digest = hashlib.sha256()
-    for f in (f for part in parts for f in sorted(root.glob(part))):
-        digest.update(f.relative_to(root).as_posix().encode())
-        digest.update(f.read_bytes())
-    return digest.hexdigest()[:12]
+    return _digest(
+        f.relative_to(root).as_posix() for part in parts for f in sorted(root.glob(part))
+    )
 
 
 def cell_code(env: str, offline: bool = False, remote: bool = False) -> str:
