@@ -96,6 +96,19 @@ def test_regenerating_is_byte_identical(smoke, copy, tmp_path):
     assert tree(docs) == tree(smoke / "charts")  # the mirror holds the same files
 
 
+def test_charts_rendered_side_by_side_are_the_bytes_one_process_renders(smoke, tmp_path):
+    """``render_into`` spreads the charts over processes: each file must be what a single
+    process writes, and the versions file must list the charts in their own order."""
+    from clinbench.charts import render_into
+    from clinbench.charts.data import load_chart_data
+
+    data = load_chart_data(smoke)
+    one = render_into(data, tmp_path / "one", jobs=1)
+    two = render_into(data, tmp_path / "two", jobs=2)
+    assert [p.name for p in one] == [p.name for p in two]
+    assert tree(tmp_path / "one") == tree(tmp_path / "two")
+
+
 def mirrored(copy: Path, tmp_path: Path) -> Path:
     """A docs folder mirroring the copy's charts, as ``clinbench charts --docs`` leaves it."""
     docs = tmp_path / "docs"
