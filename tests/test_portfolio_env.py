@@ -229,8 +229,9 @@ def test_the_family_hooks_match_what_the_env_reports():
 def test_the_observation_agrees_with_the_state_queries(seed):
     """The observation reads each indication's standing in one pass over the trials and
     the catalogue's fixed part once per episode: it must say what the state's own
-    queries say (``design_error``, ``earned``, ``filed``, ``approved``), at every decision
-    of episodes played by random valid portfolios."""
+    queries say (``design_error``, ``earned``, ``filed``, ``approved``, the last read-out,
+    the approvals and each trial's view, which is kept per episode), at every decision of
+    episodes played by random valid portfolios."""
     from clinbench.env.portfolio.macro import catalogue_index
     from clinbench.env.portfolio.trials import trial_cost
 
@@ -253,9 +254,48 @@ def test_the_observation_agrees_with_the_state_queries(seed):
                 assert view.approved == s.approved(view.key)
                 assert view.running == any(s.running(view.key, ph) for ph in (1, 2, 3))
                 assert view.tried == tuple(sorted({t.design.phase for t in mine}))
+                own = sorted((t for t in mine if t.read_out(s.month)),
+                             key=lambda t: t.outcome.readout_month)
+                assert view.last_phase == (own[-1].design.phase if own else 0)
+                assert view.last_estimate == (own[-1].outcome.estimate if own else None)
+            # the standing kept per (month, trials) is the one computed afresh now
+            assert s.standing() == s._standing()
+            assert obs.approvals == s.value_parts()["approvals"]
+            assert [(v.id, v.read_out, v.estimate, v.success) for v in obs.trials] == [
+                (t.id, t.read_out(s.month), *((t.outcome.estimate, t.outcome.success)
+                                              if t.read_out(s.month) else (None, None)))
+                for t in s.trials
+            ]
             valid = [d for d, ok in zip(designs, obs.catalogue_mask, strict=True) if ok]
             pick = [valid[i] for i in rng.permutation(len(valid))[: int(rng.integers(0, 3))]]
             stop = rng.random() < 0.05
             obs, _, done, _, info = env.step(PortfolioAction(trials=tuple(pick), stop=stop))
             if len(pick) <= 1 and not stop:
                 assert info["error"] is None  # a design the mask allows is accepted
+
+
+def test_a_design_s_dict_is_dataclasses_asdict():
+    """``TrialDesign.to_dict`` spells its fields out (the records post it at every trial
+    start): it must stay what ``dataclasses.asdict`` gives, field for field and in order."""
+    import dataclasses
+
+    from clinbench.env.portfolio.trials import TrialDesign
+
+    for d in (TrialDesign("lung_1L", 3, True, True, True), TrialDesign("breast_2L", 1)):
+        assert list(d.to_dict().items()) == list(dataclasses.asdict(d).items())
+
+
+def test_the_kept_standing_follows_trials_started_in_the_same_month():
+    """``ProgramState.standing`` is kept until the month or the trials change: a trial
+    started without time passing must show as running at once."""
+    from clinbench.env.portfolio.trials import TrialDesign
+
+    env = PortfolioEnv(TASKS["develop"])
+    env.reset(seed=5)
+    s = env.state
+    key = s.program.indications[0].key
+    before = s.standing()
+    assert key not in before.running
+    s.start((TrialDesign(key, 1),))
+    assert s.standing().running[key] == frozenset({1})
+    assert s.standing() == s._standing()

@@ -9,6 +9,7 @@ latent effect, toxicity or future outcome is in it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 from clinbench.env.base import FromFields
@@ -117,6 +118,7 @@ class Observation(FromFields):
             "best_phase": max((i.earned for i in self.indications), default=0),
         }
 
-    @property
+    @cached_property
     def indication_keys(self) -> tuple[str, ...]:
+        """The indications' keys in order (kept: every macro and check asks for them)."""
         return tuple(i.key for i in self.indications)

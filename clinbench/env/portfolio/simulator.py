@@ -42,7 +42,7 @@ from clinbench.env.portfolio.observation import IndicationView, Observation, Tri
 from clinbench.env.portfolio.params import TASK_VERSION, PortfolioParams
 from clinbench.env.portfolio.score import score_parts
 from clinbench.env.portfolio.sponsor import regime_seen, sponsor_portfolio
-from clinbench.env.portfolio.state import ProgramState
+from clinbench.env.portfolio.state import ProgramState, Trial
 from clinbench.env.portfolio.trials import TrialDesign, catalogue_for, phase_allows, trial_cost
 from clinbench.env.portfolio.value import expected_value
 from clinbench.env.portfolio.world import FAMILY_TAG, Program, draw_program, draw_universe
@@ -106,6 +106,7 @@ class PortfolioEnv(Env[Observation, Any]):
         self._done = False
         self._terminated_by: str | None = None
         self._catalogue_keys: tuple[str, ...] | None = None
+        self._views: dict[tuple[str, bool], TrialView] = {}
         self._obs = self._observe(None)
         return self._obs, {"seed": given, "fixed_world": fixed, "error": None}
 
@@ -210,9 +211,12 @@ class PortfolioEnv(Env[Observation, Any]):
         views = []
         for ind in s.program.indications:
             mine = by_indication[ind.key]
-            own = sorted((t for t in mine if t.read_out(month)),
-                         key=lambda t: t.outcome.readout_month)
-            last = own[-1] if own else None
+            last = None  # the latest read-out trial (the later started on a tie)
+            for t in mine:
+                if t.read_out(month) and (
+                    last is None or t.outcome.readout_month >= last.outcome.readout_month
+                ):
+                    last = t
             views.append(IndicationView(
                 key=ind.key, tumour=ind.tumour, line=ind.line, patients=ind.patients,
                 value=ind.value, earned=now.earned.get(ind.key, 0),
@@ -221,20 +225,10 @@ class PortfolioEnv(Env[Observation, Any]):
                 last_phase=last.design.phase if last else 0,
                 last_estimate=last.outcome.estimate if last else None,
                 last_success=bool(last.outcome.success) if last else False,
-                filed=ind.key in now.filed, approved=s.approved(ind.key),
+                filed=ind.key in now.filed, approved=ind.key in now.approved,
                 new_standard=ind.key in seen,
             ))
-        trials = tuple(
-            TrialView(
-                id=t.id, indication=t.design.indication, phase=t.design.phase,
-                randomised=t.design.randomised, biomarker=t.design.biomarker,
-                combination=t.design.combination, start=t.start_month,
-                readout=t.outcome.readout_month, cost=t.cost, read_out=t.read_out(month),
-                estimate=t.outcome.estimate if t.read_out(month) else None,
-                success=t.outcome.success if t.read_out(month) else None,
-            )
-            for t in s.trials
-        )
+        trials = tuple(self._trial_view(t, t.read_out(month)) for t in s.trials)
         keys = tuple(v.key for v in views)
         phase, row, allowed, cost = self._catalogue(keys)
         if self._done:
@@ -257,8 +251,23 @@ class PortfolioEnv(Env[Observation, Any]):
             decision=self._decision, max_decisions=p.horizon, month=month, cash=s.cash,
             budget=s.budget, portfolio_cap=p.portfolio_cap, indications=tuple(views),
             trials=trials, catalogue_mask=mask, records=records,
-            approvals=int(s.value_parts()["approvals"]), last_error=error,
+            approvals=len(now.approved), last_error=error,
         )
+
+    def _trial_view(self, t: Trial, read_out: bool) -> TrialView:
+        """``t`` as the agent sees it; a view changes only when the trial reads out, so
+        each (trial, read out) view is built once per episode."""
+        view = self._views.get((t.id, read_out))
+        if view is None:
+            d, o = t.design, t.outcome
+            view = self._views[(t.id, read_out)] = TrialView(
+                id=t.id, indication=d.indication, phase=d.phase, randomised=d.randomised,
+                biomarker=d.biomarker, combination=d.combination, start=t.start_month,
+                readout=o.readout_month, cost=t.cost, read_out=read_out,
+                estimate=o.estimate if read_out else None,
+                success=o.success if read_out else None,
+            )
+        return view
 
     def _catalogue(
         self, keys: tuple[str, ...]

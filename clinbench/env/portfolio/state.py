@@ -65,6 +65,7 @@ class Standing:
     filed: frozenset[str]
     earned: dict[str, int]
     running: dict[str, frozenset[int]]
+    approved: frozenset[str]  # an approval decided by now (:meth:`ProgramState.approved`)
 
 
 def realised_value(program: Program, trials: list[Trial], month: int) -> dict[str, float]:
@@ -101,6 +102,7 @@ class ProgramState:
         self.attempts: Counter[tuple[str, int]] = Counter()
         self.records: list[Record] = []
         self._visible: tuple[tuple[int, int] | None, tuple[Record, ...]] = (None, ())
+        self._now: tuple[tuple[int, int] | None, Standing | None] = (None, None)
         self.stopped = False
         for ind in program.indications:
             self._record(program.start_month - 1, "epidemiology", ind.key,
@@ -148,8 +150,17 @@ class ProgramState:
 
     def standing(self) -> Standing:
         """Each indication's :meth:`filed`, :meth:`earned` and running phases now, in one
-        pass over the trials: what :meth:`design_error` asks of every catalogue entry."""
+        pass over the trials: what :meth:`design_error` asks of every catalogue entry.
+        Kept until the month or the trials (only ever appended) change: a decision asks
+        for it four times. Callers only read it."""
+        key = (self.month, len(self.trials))
+        if self._now[0] != key:
+            self._now = (key, self._standing())
+        return self._now[1]
+
+    def _standing(self) -> Standing:
         filed: set[str] = set()
+        approved: set[str] = set()
         earned: dict[str, int] = {}
         running: dict[str, set[int]] = {}
         for t in self.trials:
@@ -160,7 +171,10 @@ class ProgramState:
                 earned[d.indication] = max(earned.get(d.indication, 0), d.phase)
                 if d.phase == 3:
                     filed.add(d.indication)
-        return Standing(frozenset(filed), earned, {k: frozenset(v) for k, v in running.items()})
+            if (a := t.approval_month()) is not None and a <= self.month:
+                approved.add(d.indication)
+        return Standing(frozenset(filed), earned, {k: frozenset(v) for k, v in running.items()},
+                        frozenset(approved))
 
     def design_error(self, d: TrialDesign, standing: Standing | None = None) -> str | None:
         """Why ``d`` cannot start now (an error code), or ``None``; ``standing`` is

@@ -21,7 +21,7 @@ Outcome model (section 1 of the spec; parameters in ``params``):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -44,7 +44,10 @@ class TrialDesign:
     combination: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict`` (plain fields only) without its recursive copy."""
+        return {"indication": self.indication, "phase": self.phase,
+                "randomised": self.randomised, "biomarker": self.biomarker,
+                "combination": self.combination}
 
     @property
     def label(self) -> str:
