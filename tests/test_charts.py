@@ -109,6 +109,23 @@ def test_charts_rendered_side_by_side_are_the_bytes_one_process_renders(smoke, t
     assert tree(tmp_path / "one") == tree(tmp_path / "two")
 
 
+def test_a_relative_folder_is_the_caller_s_after_a_change_of_directory(
+    smoke, tmp_path, monkeypatch
+):
+    """The rendering processes outlive one call and keep their working directory: a
+    relative folder must still mean the caller's current one."""
+    from clinbench.charts import render_into
+    from clinbench.charts.data import load_chart_data
+
+    data = load_chart_data(smoke)
+    for where in ("a", "b"):
+        (tmp_path / where).mkdir()
+        monkeypatch.chdir(tmp_path / where)
+        paths = render_into(data, Path("out"), jobs=2)
+        assert all(p.is_absolute() and p.exists() for p in paths)
+        assert all(p.parent == tmp_path / where / "out" for p in paths)
+
+
 def mirrored(copy: Path, tmp_path: Path) -> Path:
     """A docs folder mirroring the copy's charts, as ``clinbench charts --docs`` leaves it."""
     docs = tmp_path / "docs"

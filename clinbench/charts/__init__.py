@@ -52,6 +52,8 @@ def render_into(data: ChartData, folder: Path, jobs: int | None = None) -> list[
     process renders (style and hash salt are per figure). Slowest first, so the last
     chart does not start alone.
     """
+    # absolute: worker processes are reused and keep the directory they started in
+    folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     charts = charts_for(data)
     names = sorted(charts, key=lambda n: -SLOW.get(n, 0.0))
