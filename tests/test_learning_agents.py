@@ -222,3 +222,26 @@ def test_the_scored_copy_leaves_out_only_what_acting_never_reads(name, monkeypat
     full = run_cell("recruitment/easy_bench", name, 5, p)
     assert [c.mean_score for c in lean.curve] == [c.mean_score for c in full.curve]
     assert [e.score for e in lean.episodes] == [e.score for e in full.episodes]
+
+
+def test_marks_passed_by_one_update_score_the_policy_once():
+    """mira's phases pass several curve marks each: every policy is scored once, and the
+    marks it passed carry that one score (a second call would play the same copy on the
+    same worlds and acting seeds)."""
+    env_id, steps = "recruitment/easy_bench", 24 * DAYS
+    agent = make_agent("mira", AgentContext.of(make(env_id)), batch_episodes=4)
+    policies: list[bytes] = []
+
+    def evaluate(a) -> float:
+        policies.append(b"".join(v.tobytes() for v in a.policy.params.values()))
+        return float(len(policies))
+
+    curve = agent.train(
+        training_env_factory(env_id, steps=steps), steps, np.random.default_rng(3),
+        evaluate=evaluate, curve_points=21,
+    )
+    assert len(curve) == 21 and [p.env_steps for p in curve] == sorted(p.env_steps for p in curve)
+    assert len(set(policies)) == len(policies) < len(curve)
+    # the points read the scores in order, each score at least once
+    assert sorted({p.mean_score for p in curve}) == [float(i + 1) for i in range(len(policies))]
+    assert [p.mean_score for p in curve] == sorted(p.mean_score for p in curve)

@@ -193,8 +193,8 @@ class LearningAgent(Agent):
         ``[2**31, 2**32)``, drawn with :meth:`world_seed`, and counts its steps in the
         cell's :class:`StepBudget` (``env.budget``). ``evaluate(agent)`` returns the
         greedy score on the validation worlds (a number; the worlds stay with the
-        caller) and is called at ``curve_points`` evenly spaced step counts, 0 and the
-        budget included.
+        caller) for the curve's ``curve_points`` evenly spaced step counts, 0 and the
+        budget included: once per policy, as the marks one update passes share it.
         """
         self.curve = []
         self._evaluate, self._marks = evaluate, curve_marks(steps, curve_points)
@@ -224,16 +224,20 @@ class LearningAgent(Agent):
     def _record(self, iteration: int, final: bool = False) -> None:
         # A point is reported at its mark of the budget: the policy after the last
         # update before the mark (an iteration may pass several marks).
-        used = self.steps_used
+        # Every mark passed here shares that policy, so it is scored once: a copy of the
+        # same agent on the same validation worlds and acting seeds scores the same.
+        used, score = self.steps_used, None
         while self._marks and (final or used >= self._marks[0]):
             mark = self._marks.pop(0)
             if self._evaluate is not None:
+                if score is None:
+                    score = float(self._evaluate(self))
                 self.curve.append(
                     CurvePoint(
                         iteration,
                         mark,
                         self._budget.episodes,
-                        float(self._evaluate(self)),
+                        score,
                         time.perf_counter() - self._began,
                     )
                 )
