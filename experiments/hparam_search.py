@@ -41,7 +41,7 @@ from joblib import Parallel, delayed
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "hparam_search"
 SEEDS = (1001,)
-WORLDS = {"recruitment": 60, "trial_design": 300}
+WORLDS = {"recruitment": 60, "trial_design": 300, "portfolio": 100}  # portfolio: update_cost.py
 
 #: per agent: the grid searched (key -> values); every combination is one configuration
 GRIDS: dict[str, dict[str, list]] = {

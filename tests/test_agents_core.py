@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from clinbench.agents.core.optim import Adam
+from clinbench.agents.core.optim import Adam, minibatches
 from clinbench.agents.core.policy import SoftmaxPolicy, entropy_and_grad, grad_log_prob, kl_and_grad
 from clinbench.agents.core.ppo import ppo_objective
 from clinbench.agents.core.regression import Logistic, MultinomialLogistic, Ridge
@@ -187,3 +187,20 @@ def test_multinomial_probabilities_sum_to_one():
     x, y = rng.normal(size=(60, 3)), rng.integers(5, size=60)
     p = MultinomialLogistic(5).fit(x, y).predict_proba(x)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_minibatches_cover_the_rows_once_per_pass():
+    rng = np.random.default_rng(0)
+    batches = list(minibatches(10, 4, 7, rng))
+    assert [len(b) for b in batches] == [4, 4, 2, 4, 4, 2, 4]
+    for start in (0, 3):  # each pass is a permutation of the rows
+        assert sorted(np.concatenate(batches[start : start + 3]).tolist()) == list(range(10))
+    assert not np.array_equal(np.concatenate(batches[:3]), np.concatenate(batches[3:6]))
+
+
+@pytest.mark.parametrize("size", [0, 10, 11, -1])
+def test_full_batches_draw_nothing(size):
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    assert list(minibatches(10, size, 3, rng)) == [None, None, None]
+    assert rng.bit_generator.state == state

@@ -46,3 +46,28 @@ def test_the_search_is_complete_and_the_configs_hold_its_choice():
         )
         for key, value in config.items():
             assert defaults[key] == pytest.approx(value), (agent, key)
+
+
+def test_the_configs_hold_the_cheaper_updates_found_non_inferior():
+    """``experiments/update_cost.py``: a cheaper setting is in the configuration file
+    when it is non-inferior on every family, the former one otherwise; its verdict is
+    scipy's one-sided t test against the margin on the same paired differences."""
+    from scipy import stats
+
+    cost = load_script(ROOT / "experiments" / "update_cost.py")
+    runs = pd.read_csv(RUNS.parent / "update_cost.csv")
+    verdicts = cost.non_inferiority(runs)
+    for r in verdicts.itertuples():
+        rows = runs[(runs.agent == r.agent) & (runs.family == r.family)]
+        wide = rows.pivot_table(index=["task", "seed"], columns="setting", values="score")
+        diff = wide["cheaper"] - wide["former"]
+        assert len(diff) == r.pairs == len(cost.SEEDS) * len(cost.FAMILIES[r.family])
+        test = stats.ttest_1samp(diff, -cost.MARGIN, alternative="greater")
+        assert r.non_inferior == (test.pvalue < 0.05), (r.agent, r.family)
+    for agent, (former, cheaper) in cost.COMPARISONS.items():
+        adopted = verdicts[verdicts.agent == agent].non_inferior.all()
+        defaults = OmegaConf.to_container(
+            OmegaConf.load(ROOT / "clinbench/conf/agent" / f"{agent}.yaml")
+        )
+        for key, value in (cheaper if adopted else former).items():
+            assert defaults[key] == value, (agent, key)

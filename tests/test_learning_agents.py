@@ -245,3 +245,19 @@ def test_marks_passed_by_one_update_score_the_policy_once():
     # the points read the scores in order, each score at least once
     assert sorted({p.mean_score for p in curve}) == [float(i + 1) for i in range(len(policies))]
     assert [p.mean_score for p in curve] == sorted(p.mean_score for p in curve)
+
+
+def test_klong_full_batch_cloning_is_every_row_at_every_step():
+    """imitation_batch 0 and a batch larger than the rows train the same parameters (the
+    former full-batch cloning); a smaller batch trains others."""
+    env_id, steps = "recruitment/easy_bench", 16 * DAYS
+    context = AgentContext.of(make(env_id))
+
+    def trained(batch: int) -> dict:
+        agent = make_agent("klong", context, imitation_steps=20, imitation_batch=batch, rl=False)
+        agent.train(training_env_factory(env_id, steps=steps), steps, np.random.default_rng(2))
+        return agent.policy.params
+
+    full, huge, small = trained(0), trained(10**9), trained(256)
+    assert all(np.array_equal(full[k], huge[k]) for k in full)
+    assert not all(np.array_equal(full[k], small[k]) for k in full)

@@ -22,7 +22,8 @@ Hyper-parameters (``conf/agent/hcapo.yaml``; GRPO's too):
     smoothing (true): average Q_t with Q_{t+1}.
     buffer_groups (2): groups kept to fit the hindsight model.
     hindsight_l2 (1.0): L2 penalty of the hindsight model.
-    hindsight_rows (3000): at most this many rows (the most recent) per fit.
+    hindsight_rows (1500): at most this many rows (the most recent) per fit
+        (``experiments/update_cost.py``: non-inferior to 3,000, and cheaper).
     hindsight_iters (30): L-BFGS iterations per refit (warm-started from the last fit).
     groups (4; GRPO's default is 1): groups per update, collected at once; chosen by
         the search on training worlds (``experiments/hparam_search.py``).
@@ -58,7 +59,7 @@ class HCAPOAgent(GRPOAgent):
         smoothing: bool = True,
         buffer_groups: int = 2,
         hindsight_l2: float = 1.0,
-        hindsight_rows: int = 3000,
+        hindsight_rows: int = 1500,
         hindsight_iters: int = 30,
         groups: int = 4,
         **config: Any,

@@ -23,3 +23,25 @@ class Adam:
             self.m[k] = self.b1 * self.m[k] + (1.0 - self.b1) * g
             self.v[k] = self.b2 * self.v[k] + (1.0 - self.b2) * g * g
             params[k] += self.lr * (self.m[k] / c1) / (np.sqrt(self.v[k] / c2) + self.eps)
+
+
+def minibatches(n: int, size: int, steps: int, rng: np.random.Generator):
+    """Row indices of ``steps`` minibatches of ``size`` rows out of ``n``: shuffled
+    passes, each row once per pass (a pass's last batch may be smaller).
+
+    ``size`` 0, or at least ``n``: every row at every step (yields None, the caller's
+    whole arrays) and nothing is drawn from ``rng``, so full-batch training keeps its
+    numbers and its stream.
+    """
+    if size <= 0 or size >= n:
+        for _ in range(steps):
+            yield None
+        return
+    done = 0
+    while done < steps:
+        order = rng.permutation(n)
+        for start in range(0, n, size):
+            if done == steps:
+                return
+            yield order[start : start + size]
+            done += 1
