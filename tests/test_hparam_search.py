@@ -58,7 +58,8 @@ def test_the_configs_hold_the_cheaper_updates_found_non_inferior():
     runs = pd.read_csv(RUNS.parent / "update_cost.csv")
     verdicts = cost.non_inferiority(runs)
     for r in verdicts.itertuples():
-        rows = runs[(runs.agent == r.agent) & (runs.family == r.family)]
+        rows = cost.current(runs)
+        rows = rows[(rows.agent == r.agent) & (rows.family == r.family)]
         wide = rows.pivot_table(index=["task", "seed"], columns="setting", values="score")
         diff = wide["cheaper"] - wide["former"]
         assert len(diff) == r.pairs == len(cost.SEEDS) * len(cost.FAMILIES[r.family])
