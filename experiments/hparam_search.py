@@ -141,6 +141,26 @@ def table(runs: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def append_runs(
+    path: Path, columns: list[str], run, jobs: list[tuple], n_jobs: int, describe
+) -> None:
+    """``run(*job)`` for every job, ``n_jobs`` processes at a time, each row appended to
+    the CSV at ``path`` as it finishes (so an interrupted search resumes)."""
+    print(f"{len(jobs)} runs to do", file=sys.stderr)
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        if new:
+            writer.writeheader()
+        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            delayed(run)(*job) for job in jobs
+        )
+        for k, row in enumerate(results, 1):
+            writer.writerow(row)
+            fh.flush()
+            print(f"[{k}/{len(jobs)}] {describe(row)}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", nargs="+", default=list(GRIDS))
@@ -161,23 +181,10 @@ def main() -> None:
             for config in configurations(agent)
             if (agent, fam, task, seed, json.dumps(config, sort_keys=True)) not in done
         ]
-        print(f"{len(todo)} runs to do", file=sys.stderr)
-        new = not path.exists()
-        with path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-            if new:
-                writer.writeheader()
-            results = Parallel(n_jobs=args.jobs, return_as="generator_unordered")(
-                delayed(run_one)(*job) for job in todo
-            )
-            for k, row in enumerate(results, 1):
-                writer.writerow(row)
-                fh.flush()
-                print(
-                    f"[{k}/{len(todo)}] {row['agent']} {row['task']} {row['config']}: "
-                    f"{row['score']:.3f}",
-                    file=sys.stderr,
-                )
+        append_runs(
+            path, COLUMNS, run_one, todo, args.jobs,
+            lambda row: f"{row['agent']} {row['task']} {row['config']}: {row['score']:.3f}",
+        )
     runs = pd.read_csv(path)
     print(table(runs))
     (OUT / "table.md").write_text(table(runs) + "\n")

@@ -21,7 +21,6 @@ hold every adopted setting.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -33,7 +32,6 @@ import clinbench  # noqa: F401  first: it pins the BLAS kernel before numpy load
 # isort: split
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -176,23 +174,13 @@ def main() -> None:
             for setting, config in zip(("former", "cheaper"), pair, strict=True)
             if (agent, setting, task, seed, json.dumps(config, sort_keys=True)) not in done
         ]
-        print(f"{len(todo)} runs to do", file=sys.stderr)
-        new = not path.exists()
-        with path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-            if new:
-                writer.writeheader()
-            results = Parallel(n_jobs=args.jobs, return_as="generator_unordered")(
-                delayed(run_one)(*job) for job in todo
-            )
-            for k, row in enumerate(results, 1):
-                writer.writerow(row)
-                fh.flush()
-                print(
-                    f"[{k}/{len(todo)}] {row['agent']} {row['setting']} {row['task']} "
-                    f"{row['seed']}: {row['score']:.3f} ({row['cpu_seconds']:.1f} s)",
-                    file=sys.stderr,
-                )
+        hparam_search.append_runs(
+            path, COLUMNS, run_one, todo, args.jobs,
+            lambda row: (
+                f"{row['agent']} {row['setting']} {row['task']} {row['seed']}: "
+                f"{row['score']:.3f} ({row['cpu_seconds']:.1f} s)"
+            ),
+        )
     runs = pd.read_csv(path)
     text = table(runs)
     print(text)
