@@ -77,8 +77,11 @@ class ProtocolConfig:
     # Every default is in conf/protocol/default.yaml, and only there (fields without
     # defaults here; a test checks the file sets each one).
     oc_episodes: int
-    #: validation episodes behind each learning-curve point
-    curve_episodes: int
+    #: validation episodes behind each learning-curve point; None: each family's
+    #: default (``Family.curve_episodes``)
+    curve_episodes: int | None
+    #: evaluate the checkpoint that scored best on the validation worlds (not the last)
+    select_checkpoint: bool
     #: null worlds per cell, for families that declare them (``Family.null_world_overrides``)
     null_episodes: int
     #: multiplies every cell's training budget (the ``long`` preset: 10)
@@ -89,6 +92,12 @@ class ProtocolConfig:
         if self.eval_episodes is not None:
             return self.eval_episodes
         return _envs().family(env).evaluation_episodes
+
+    def validation_episodes(self, env: str) -> int:
+        """The validation episodes behind each learning-curve point of family ``env``."""
+        if self.curve_episodes is not None:
+            return self.curve_episodes
+        return _envs().family(env).curve_episodes
 
     def training_steps(self, env: str) -> int:
         """The training budget (environment steps) of a cell of family ``env``."""
@@ -235,6 +244,12 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+def _bool(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{what} must be true or false, got {value!r}")
+    return value
+
+
 def validate(cfg: DictConfig) -> SweepConfig:
     """Check every field and build the typed config."""
     raw = OmegaConf.to_container(cfg, resolve=True)
@@ -298,7 +313,12 @@ def validate(cfg: DictConfig) -> SweepConfig:
         if p["eval_episodes"] is None
         else _int(p["eval_episodes"], "protocol.eval_episodes (--eval-episodes)"),
         curve_points=_int(p["curve_points"], "protocol.curve_points"),
-        curve_episodes=_int(p["curve_episodes"], "protocol.curve_episodes"),
+        curve_episodes=None
+        if p["curve_episodes"] is None
+        else _int(p["curve_episodes"], "protocol.curve_episodes"),
+        select_checkpoint=_bool(
+            _key(p, "select_checkpoint", "protocol"), "protocol.select_checkpoint"
+        ),
         oc_episodes=_int(_key(p, "oc_episodes", "protocol"), "protocol.oc_episodes"),
         null_episodes=_int(_key(p, "null_episodes", "protocol"), "protocol.null_episodes"),
         budget_scale=_int(_key(p, "budget_scale", "protocol"), "protocol.budget_scale"),
@@ -314,7 +334,7 @@ def validate(cfg: DictConfig) -> SweepConfig:
         raise ConfigError(f"evaluation episodes must be >= 1, got {protocol.eval_episodes}")
     if protocol.oc_episodes < 0:
         raise ConfigError(f"protocol.oc_episodes must be >= 0, got {protocol.oc_episodes}")
-    if protocol.curve_episodes < 1:
+    if protocol.curve_episodes is not None and protocol.curve_episodes < 1:
         raise ConfigError(f"protocol.curve_episodes must be >= 1, got {protocol.curve_episodes}")
     if protocol.curve_points < 1:
         raise ConfigError(f"protocol.curve_points must be >= 1, got {protocol.curve_points}")

@@ -67,6 +67,8 @@ class Protocol:
     curve_episodes: int = 5
     #: null worlds per cell (each trained policy's own type-I error)
     null_episodes: int = 0
+    #: evaluate the learning curve's best policy on the validation worlds, not the last
+    select_checkpoint: bool = True
 
     def __post_init__(self) -> None:
         bad = self.train_steps < 0 or self.eval_episodes < 1 or self.curve_points < 1
@@ -264,11 +266,27 @@ class CurveEvaluator:
     without its replay buffers), so nothing the agent does while being scored (storing
     experience, say) comes back into its training, and at most ``limit`` times (the
     curve's points).
+
+    It keeps the copy that scored best (the later one on ties: :attr:`best`), with its
+    score and the training steps it had taken (``budget.used`` when it was scored:
+    :attr:`kept`). With ``Protocol.select_checkpoint`` the cell evaluates that copy
+    rather than the last policy: model selection on a validation set, as
+    stable-baselines3's ``EvalCallback`` keeps its best model, so a learner whose
+    training drifts after a peak (or below its untrained policy, which is the first
+    point) is scored at its best checkpoint, and every learning agent alike.
     """
 
-    def __init__(self, score: Callable[[Any], float], agent: Any, limit: int):
-        self._score, self._agent, self._limit = score, agent, limit
+    def __init__(
+        self,
+        score: Callable[[Any], float],
+        agent: Any,
+        limit: int,
+        budget: StepBudget | None = None,
+    ):
+        self._score, self._agent, self._limit, self._budget = score, agent, limit, budget
         self.calls = 0
+        self.best: Any = None
+        self.kept: dict[str, Any] = {}
 
     def __call__(self, agent: Any) -> float:
         if agent is not self._agent:
@@ -278,7 +296,15 @@ class CurveEvaluator:
                 f"evaluate may be called at most {self._limit} times (the learning curve's points)"
             )
         self.calls += 1
-        return float(self._score(scoring_copy(agent)))
+        copy = scoring_copy(agent)
+        score = float(self._score(copy))
+        if self.best is None or score >= self.kept["mean_score"]:
+            self.best = copy
+            self.kept = {
+                "env_steps": None if self._budget is None else self._budget.used,
+                "mean_score": score,
+            }
+        return score
 
     def __deepcopy__(self, memo: dict) -> CurveEvaluator:
         return self  # an agent that keeps the callback is copied without it
@@ -348,13 +374,17 @@ class CellWorlds:
     def training_stream(self) -> np.random.Generator:
         return training_stream(self.key, self.seed, self.agent, self.env_id)
 
-    def curve_evaluator(self, env: Env, agent: Any, protocol: Protocol) -> CurveEvaluator:
-        """The learning curve's callback: the greedy mean score on the validation worlds."""
+    def curve_evaluator(
+        self, env: Env, agent: Any, protocol: Protocol, budget: StepBudget | None = None
+    ) -> CurveEvaluator:
+        """The learning curve's callback: the greedy mean score on the validation worlds
+        (``budget``: the training budget, to note the steps of the kept checkpoint)."""
         n = protocol.curve_episodes
         return CurveEvaluator(
             lambda a: float(np.mean([e.score for e in self.play(env, a, VALIDATION, n)])),
             agent,
             protocol.curve_points,
+            budget,
         )
 
     def score(
@@ -437,11 +467,12 @@ def run_cell(
         t0 = time.perf_counter()
         if agent.learning and protocol.train_steps > 0:
             worlds = training_env_factory(env_id, remote, protocol.train_steps, **overrides)
+            evaluator = cell.curve_evaluator(env, agent, protocol, worlds.budget)
             curve = agent.train(
                 worlds,
                 protocol.train_steps,
                 cell.training_stream(),
-                evaluate=cell.curve_evaluator(env, agent, protocol),
+                evaluate=evaluator,
                 curve_points=protocol.curve_points,
             )
             training = {
@@ -449,6 +480,10 @@ def run_cell(
                 "episodes": worlds.budget.episodes,
                 "curve_seconds": [p.seconds for p in curve],
             }
+            if protocol.select_checkpoint and evaluator.best is not None:
+                # the copy scored best on the validation worlds is the one evaluated
+                agent = evaluator.best
+                training["kept"] = evaluator.kept
         t1 = time.perf_counter()
         episodes, oc_metrics, null_counts = cell.score(env, agent, protocol, isolate, null_env)
         t2 = time.perf_counter()

@@ -155,6 +155,27 @@ def test_evaluation_episodes_are_each_familys_unless_the_protocol_sets_them():
         load(["protocol.curve_episodes=0"])
 
 
+def test_validation_episodes_are_each_familys_unless_the_protocol_sets_them():
+    from clinbench.env.registry import family
+
+    cfg = load(["preset=canonical", "agents=[klong]"])
+    assert cfg.protocol.curve_episodes is None and cfg.protocol.select_checkpoint
+    for cell in expand(cfg):
+        assert cell.protocol["curve_episodes"] == family(cell.env).curve_episodes
+        assert cell.protocol["select_checkpoint"] is True
+    assert {e: family(e).curve_episodes for e in cfg.envs} == {
+        "recruitment": 5,
+        "trial_design": 50,
+        "portfolio": 20,
+    }
+    fixed = load(["agents=[klong]", "protocol.curve_episodes=3"])
+    assert {c.protocol["curve_episodes"] for c in expand(fixed)} == {3}
+    last = load(["agents=[klong]", "protocol.select_checkpoint=false"])
+    assert {c.protocol["select_checkpoint"] for c in expand(last)} == {False}
+    with pytest.raises(ConfigError, match="select_checkpoint must be true or false"):
+        load(["protocol.select_checkpoint=3"])
+
+
 def test_task_parameter_overrides_use_the_documented_syntax():
     cfg = load(["env.overrides={easy_bench: {budget: 90000}}", "tasks=[easy_bench,hard_bench]"])
     assert cfg.env_overrides == {"easy_bench": {"budget": 90000}, "hard_bench": {}}

@@ -24,6 +24,7 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,69 @@ def test_a_pickled_curve_callback_scores_nothing():
     kept = pickle.loads(pickle.dumps(CurveEvaluator(lambda a: 1.0, object(), 3)))
     with pytest.raises(RuntimeError, match="during training only"):
         kept(object())
+
+
+# --------------------------------------------------------------------------- checkpoint selection
+DRIFTING = f"{PLUGINS / 'drifting_agent.py'}:DriftingAgent"
+
+
+def test_the_curve_callback_keeps_the_best_copy_the_later_on_ties():
+    from clinbench.agents.core.budget import StepBudget
+    from clinbench.protocol import CurveEvaluator
+
+    class Policy:
+        version = 0
+
+    agent, budget = Policy(), StepBudget(100)
+    scores = {0: 0.1, 1: 0.5, 2: 0.3, 3: 0.5, 4: 0.2}
+    evaluate = CurveEvaluator(lambda a: scores[a.version], agent, 5, budget)
+    for version in range(5):
+        agent.version = version
+        budget.used = 10 * version
+        evaluate(agent)
+    assert evaluate.best is not agent and evaluate.best.version == 3
+    assert evaluate.kept == {"env_steps": 30, "mean_score": 0.5}
+    agent.version = 0  # the kept copy is the agent as it was when scored
+    assert evaluate.best.version == 3
+
+
+@pytest.mark.parametrize("env_id", TASKS)
+def test_a_learner_that_falls_back_is_evaluated_at_its_best_checkpoint(env_id):
+    """An adversarial learner that peaks mid-training and ends where it began: with
+    checkpoint selection every evaluation world meets the peak's policy, without it the
+    last one; the kept score is the curve's maximum, and only validation worlds chose
+    it."""
+    protocol = Protocol(train_steps=10, eval_episodes=4, curve_points=3, curve_episodes=6)
+    kept = run_cell(env_id, DRIFTING, 2, protocol)
+    last = run_cell(env_id, DRIFTING, 2, replace(protocol, select_checkpoint=False))
+    scores = [p.mean_score for p in kept.curve]
+    assert scores[1] > max(scores[0], scores[2])  # the heuristic beats the first macro
+    assert kept.training["kept"] == {"env_steps": 2, "mean_score": scores[1]}
+    assert [e.agent_stats["level"] for e in kept.episodes] == [1.0] * 4
+    assert [e.agent_stats["level"] for e in last.episodes] == [0.0] * 4
+    assert "kept" not in last.training and kept.curve == last.curve
+    assert kept.mean_score > last.mean_score
+
+
+@pytest.mark.parametrize("agent", ["hcapo", "mira", "klong", "memexrl"])
+@pytest.mark.parametrize("env_id", TASKS)
+def test_a_scored_copy_evaluates_as_the_agent_itself(env_id, agent):
+    """The kept checkpoint is a copy that played the validation worlds: nothing of that
+    play (its acting streams, an episode's memory) changes what it does next."""
+    from clinbench.agents.context import AgentContext
+    from clinbench.agents.learner import scoring_copy
+    from clinbench.agents.registry import make_agent
+    from clinbench.env import make
+    from clinbench.protocol import training_env_factory
+
+    env = make(env_id)
+    trained = make_agent(agent, AgentContext.of(env))
+    cell = CellWorlds(PUBLIC, 5, agent, env_id)
+    trained.train(training_env_factory(env_id, steps=300), 300, cell.training_stream())
+    copy = scoring_copy(trained)
+    cell.play(env, copy, VALIDATION, 3)
+    after = [(e.score, e.ret, e.steps) for e in cell.play(env, copy, EVALUATION, 3)]
+    assert after == [(e.score, e.ret, e.steps) for e in cell.play(env, trained, EVALUATION, 3)]
 
 
 # --------------------------------------------------------------------------- isolation

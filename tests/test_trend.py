@@ -76,3 +76,25 @@ def test_an_agent_that_ends_below_its_untrained_policy_is_flagged():
     assert summary["end_trend"]["verdict"] == "declining" and summary["points"] == 21
     better = {seed: points([0.2 + 0.3 * s / BUDGET for s in STEPS]) for seed in range(5)}
     assert not curve_summary(better, BUDGET)["ends_below_untrained"]
+
+
+def test_the_evaluated_checkpoint_is_summarised_beside_the_curve():
+    def points(values):
+        return [
+            {"env_steps": s, "episodes": i, "mean_score": v}
+            for i, (s, v) in enumerate(zip(STEPS, values, strict=True))
+        ]
+
+    curves = {seed: points([0.1 + 0.01 * seed] * 21) for seed in range(5)}
+    kept = {
+        seed: {"env_steps": 150 * (seed + 1), "mean_score": 0.3 + 0.02 * seed} for seed in range(5)
+    }
+    summary = curve_summary(curves, BUDGET, kept)["kept"]
+    scores = [0.3 + 0.02 * seed for seed in range(5)]
+    lo, hi = sps.t.interval(0.95, 4, loc=np.mean(scores), scale=sps.sem(scores))
+    assert summary["mean"] == pytest.approx(np.mean(scores))
+    assert (summary["lo"], summary["hi"]) == pytest.approx((lo, hi))
+    assert summary["env_steps"] == pytest.approx(450.0)
+    assert curve_summary(curves, BUDGET)["kept"] is None  # the last policy was evaluated
+    del kept[0]  # a seed without its checkpoint: no summary of part of the seeds
+    assert curve_summary(curves, BUDGET, kept)["kept"] is None

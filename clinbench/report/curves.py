@@ -7,6 +7,11 @@ report computes, per (task, learning agent), the trend over the last 20 % of the
 0) and the change from the untrained policy (the curve's first point) to the last one,
 paired by seed; an agent that ends below its untrained policy is flagged. Curves are
 scored on validation worlds, never on the evaluation worlds.
+
+Where the cells evaluated the checkpoint that scored best on those worlds
+(``protocol.select_checkpoint``), the summary gives that checkpoint too: its
+validation score (the curve's maximum, so chosen on the same numbers: an optimistic
+estimate, unlike the evaluation worlds' score) and the training steps it had taken.
 """
 
 from __future__ import annotations
@@ -27,9 +32,14 @@ def _steps(point: dict[str, Any]) -> float:
     return float(point.get("env_steps", point.get("episodes_seen", 0)))
 
 
-def curve_summary(curves: dict[int, list[dict[str, Any]]], budget: float) -> dict[str, Any]:
+def curve_summary(
+    curves: dict[int, list[dict[str, Any]]],
+    budget: float,
+    kept: dict[int, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Start, end, change (paired by seed) and end trend of one agent's curves on one
-    task ({seed: curve points})."""
+    task ({seed: curve points}), and the checkpoint each seed evaluated ({seed: its
+    ``training.kept``}; none: the last policy)."""
     seeds = sorted(s for s, c in curves.items() if c)
     first = np.array([curves[s][0]["mean_score"] for s in seeds])
     last = np.array([curves[s][-1]["mean_score"] for s in seeds])
@@ -45,6 +55,13 @@ def curve_summary(curves: dict[int, list[dict[str, Any]]], budget: float) -> dic
         budget,
         END_SHARE,
     )
+    kept = {s: k for s, k in (kept or {}).items() if s in seeds}
+    selected = None
+    if kept and len(kept) == len(seeds):
+        selected = {
+            **interval(np.array([kept[s]["mean_score"] for s in seeds])),
+            "env_steps": float(np.mean([kept[s]["env_steps"] for s in seeds])),
+        }
     return {
         "seeds": len(seeds),
         "points": int(np.median([len(curves[s]) for s in seeds])),
@@ -54,6 +71,7 @@ def curve_summary(curves: dict[int, list[dict[str, Any]]], budget: float) -> dic
         "change": change,
         "ends_below_untrained": change["hi"] is not None and change["hi"] < 0,
         "end_trend": trend,
+        "kept": selected,
     }
 
 
@@ -63,15 +81,21 @@ def learning_curves(res: Results) -> dict[str, dict[str, Any]]:
     for task in res.tasks:
         rows = {}
         for agent in res.agents:
-            curves = {
-                seed: r["curve"]
+            cells = {
+                seed: r
                 for (t, a, seed), r in sorted(res.records.items())
                 if t == task and a == agent and r.get("curve")
             }
-            if not curves:
+            if not cells:
                 continue
+            curves = {seed: r["curve"] for seed, r in cells.items()}
+            kept = {
+                seed: r["training"]["kept"]
+                for seed, r in cells.items()
+                if "kept" in r.get("training", {})
+            }
             budget = max(_steps(c[-1]) for c in curves.values())
-            rows[agent] = curve_summary(curves, budget)
+            rows[agent] = curve_summary(curves, budget, kept)
         if rows:
             out[task] = rows
     return out

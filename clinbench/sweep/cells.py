@@ -206,14 +206,15 @@ def expected_cost(cell: Cell) -> float:
 def expand(cfg: SweepConfig, key: EvaluationKey = PUBLIC, isolate: bool = False) -> list[Cell]:
     """The seed x agent x task grid, in report order (task, agent, seed); an agent has
     cells only on the tasks of the families it plays; ``key`` derives their worlds."""
-    def protocol(env: str) -> dict[str, int]:
+    def protocol(env: str) -> dict[str, int | bool]:
         from clinbench.env.registry import family
 
         return {
             "train_steps": cfg.protocol.training_steps(env),
             "eval_episodes": cfg.protocol.evaluation_episodes(env),
             "curve_points": cfg.protocol.curve_points,
-            "curve_episodes": cfg.protocol.curve_episodes,
+            "curve_episodes": cfg.protocol.validation_episodes(env),
+            "select_checkpoint": cfg.protocol.select_checkpoint,
             "oc_episodes": cfg.protocol.oc_episodes,
             # only where the family has null worlds (other cells' hashes stay put)
             "null_episodes": cfg.protocol.null_episodes
@@ -352,6 +353,8 @@ def run_cell_record(cell: dict[str, Any], cell_hash: str) -> dict[str, Any]:
                 "env_steps": result.training["env_steps"],
                 "episodes": result.training["episodes"],
             }
+            if "kept" in result.training:  # the checkpoint evaluated (select_checkpoint)
+                record["training"]["kept"] = result.training["kept"]
         if offline:
             record["offline"] = offline
         record["timing"] = {

@@ -337,6 +337,10 @@ def run_sweep(
                 },
                 "curve_points": cfg.protocol.curve_points,
                 "curve_episodes": cfg.protocol.curve_episodes,
+                "curve_episodes_by_family": {
+                    env: cfg.protocol.validation_episodes(env) for env in cfg.envs
+                },
+                "select_checkpoint": cfg.protocol.select_checkpoint,
                 "oc_episodes": cfg.protocol.oc_episodes,
                 "null_episodes": cfg.protocol.null_episodes,
             },
