@@ -80,7 +80,8 @@ class ProtocolConfig:
     #: validation episodes behind each learning-curve point; None: each family's
     #: default (``Family.curve_episodes``)
     curve_episodes: int | None
-    #: evaluate the checkpoint that scored best on the validation worlds (not the last)
+    #: evaluate the trained checkpoint that scored best on the validation worlds (not
+    #: the last policy)
     select_checkpoint: bool
     #: null worlds per cell, for families that declare them (``Family.null_world_overrides``)
     null_episodes: int

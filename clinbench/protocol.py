@@ -19,6 +19,7 @@ worlds (:class:`CurveEvaluator`), and may be evaluated in a process of its own
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
 from collections.abc import Callable
@@ -67,7 +68,8 @@ class Protocol:
     curve_episodes: int = 5
     #: null worlds per cell (each trained policy's own type-I error)
     null_episodes: int = 0
-    #: evaluate the learning curve's best policy on the validation worlds, not the last
+    #: evaluate the learning curve's best trained policy on the validation worlds, not
+    #: the last one (:class:`CurveEvaluator`)
     select_checkpoint: bool = True
 
     def __post_init__(self) -> None:
@@ -267,13 +269,14 @@ class CurveEvaluator:
     experience, say) comes back into its training, and at most ``limit`` times (the
     curve's points).
 
-    It keeps the copy that scored best (the later one on ties: :attr:`best`), with its
-    score and the training steps it had taken (``budget.used`` when it was scored:
-    :attr:`kept`). With ``Protocol.select_checkpoint`` the cell evaluates that copy
-    rather than the last policy: model selection on a validation set, as
-    stable-baselines3's ``EvalCallback`` keeps its best model, so a learner whose
-    training drifts after a peak (or below its untrained policy, which is the first
-    point) is scored at its best checkpoint, and every learning agent alike.
+    With ``keep`` it also keeps the best *trained* checkpoint: a second copy, taken
+    before the first plays, of each policy scored after at least one training step
+    (``budget.used > 0``: the untrained policy is not a candidate), the best score
+    winning and the later one on ties (:attr:`best`, with its score and the training
+    steps taken when it was scored in :attr:`kept`). The cell evaluates that copy
+    (``Protocol.select_checkpoint``): model selection on a validation set, as
+    stable-baselines3's ``EvalCallback`` keeps its best model (which keeps the earlier
+    one on ties), the same rule for every learning agent.
     """
 
     def __init__(
@@ -282,8 +285,10 @@ class CurveEvaluator:
         agent: Any,
         limit: int,
         budget: StepBudget | None = None,
+        keep: bool = False,
     ):
-        self._score, self._agent, self._limit, self._budget = score, agent, limit, budget
+        self._score, self._agent, self._limit = score, agent, limit
+        self._budget, self._keep = budget, keep
         self.calls = 0
         self.best: Any = None
         self.kept: dict[str, Any] = {}
@@ -296,14 +301,15 @@ class CurveEvaluator:
                 f"evaluate may be called at most {self._limit} times (the learning curve's points)"
             )
         self.calls += 1
+        steps = None if self._budget is None else self._budget.used
+        candidate = self._keep and (steps is None or steps > 0)
         copy = scoring_copy(agent)
+        kept = scoring_copy(agent) if candidate else None
         score = float(self._score(copy))
-        if self.best is None or score >= self.kept["mean_score"]:
-            self.best = copy
-            self.kept = {
-                "env_steps": None if self._budget is None else self._budget.used,
-                "mean_score": score,
-            }
+        better = self.best is None or score >= self.kept["mean_score"]
+        if candidate and math.isfinite(score) and better:
+            self.best = kept
+            self.kept = {"env_steps": steps, "mean_score": score}
         return score
 
     def __deepcopy__(self, memo: dict) -> CurveEvaluator:
@@ -378,14 +384,48 @@ class CellWorlds:
         self, env: Env, agent: Any, protocol: Protocol, budget: StepBudget | None = None
     ) -> CurveEvaluator:
         """The learning curve's callback: the greedy mean score on the validation worlds
-        (``budget``: the training budget, to note the steps of the kept checkpoint)."""
+        (``budget``: the training budget, which tells trained checkpoints apart)."""
         n = protocol.curve_episodes
         return CurveEvaluator(
             lambda a: float(np.mean([e.score for e in self.play(env, a, VALIDATION, n)])),
             agent,
             protocol.curve_points,
             budget,
+            keep=protocol.select_checkpoint,
         )
+
+    def train(
+        self,
+        env: Env,
+        agent: Any,
+        protocol: Protocol,
+        remote: str | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> tuple[Any, list[CurvePoint], dict[str, Any]]:
+        """Train a learning agent for ``protocol.train_steps`` on training worlds, its
+        curve on the validation worlds; return the agent to evaluate (its best trained
+        checkpoint with ``protocol.select_checkpoint``, else itself), the curve, and the
+        steps, episodes, curve wall-clock and kept checkpoint of training."""
+        worlds = training_env_factory(
+            self.env_id, remote, protocol.train_steps, **(overrides or {})
+        )
+        evaluator = self.curve_evaluator(env, agent, protocol, worlds.budget)
+        curve = agent.train(
+            worlds,
+            protocol.train_steps,
+            self.training_stream(),
+            evaluate=evaluator,
+            curve_points=protocol.curve_points,
+        )
+        training = {
+            "env_steps": worlds.budget.used,
+            "episodes": worlds.budget.episodes,
+            "curve_seconds": [p.seconds for p in curve],
+        }
+        if evaluator.best is not None:  # the copy scored best on the validation worlds
+            training["kept"] = evaluator.kept
+            return evaluator.best, curve, training
+        return agent, curve, training
 
     def score(
         self,
@@ -466,24 +506,7 @@ def run_cell(
         training: dict[str, Any] = {}
         t0 = time.perf_counter()
         if agent.learning and protocol.train_steps > 0:
-            worlds = training_env_factory(env_id, remote, protocol.train_steps, **overrides)
-            evaluator = cell.curve_evaluator(env, agent, protocol, worlds.budget)
-            curve = agent.train(
-                worlds,
-                protocol.train_steps,
-                cell.training_stream(),
-                evaluate=evaluator,
-                curve_points=protocol.curve_points,
-            )
-            training = {
-                "env_steps": worlds.budget.used,
-                "episodes": worlds.budget.episodes,
-                "curve_seconds": [p.seconds for p in curve],
-            }
-            if protocol.select_checkpoint and evaluator.best is not None:
-                # the copy scored best on the validation worlds is the one evaluated
-                agent = evaluator.best
-                training["kept"] = evaluator.kept
+            agent, curve, training = cell.train(env, agent, protocol, remote, overrides)
         t1 = time.perf_counter()
         episodes, oc_metrics, null_counts = cell.score(env, agent, protocol, isolate, null_env)
         t2 = time.perf_counter()

@@ -209,51 +209,85 @@ def test_a_pickled_curve_callback_scores_nothing():
 
 # --------------------------------------------------------------------------- checkpoint selection
 DRIFTING = f"{PLUGINS / 'drifting_agent.py'}:DriftingAgent"
+FALLING = f"{PLUGINS / 'drifting_agent.py'}:FallingAgent"
 
 
-def test_the_curve_callback_keeps_the_best_copy_the_later_on_ties():
+def test_the_curve_callback_keeps_the_best_trained_copy_the_later_on_ties():
     from clinbench.agents.core.budget import StepBudget
     from clinbench.protocol import CurveEvaluator
 
     class Policy:
-        version = 0
+        version, played = 0, False
+
+    def score(copy):
+        copy.played = True  # what playing the validation worlds leaves on the copy
+        return {0: 0.9, 1: 0.5, 2: 0.3, 3: 0.5, 4: float("nan"), 5: 0.2}[copy.version]
 
     agent, budget = Policy(), StepBudget(100)
-    scores = {0: 0.1, 1: 0.5, 2: 0.3, 3: 0.5, 4: 0.2}
-    evaluate = CurveEvaluator(lambda a: scores[a.version], agent, 5, budget)
-    for version in range(5):
-        agent.version = version
-        budget.used = 10 * version
+    evaluate = CurveEvaluator(score, agent, 6, budget, keep=True)
+    for version in range(6):
+        agent.version, budget.used = version, 10 * version
         evaluate(agent)
+    # version 0, scored before any training step, is the untrained policy: no candidate
     assert evaluate.best is not agent and evaluate.best.version == 3
     assert evaluate.kept == {"env_steps": 30, "mean_score": 0.5}
-    agent.version = 0  # the kept copy is the agent as it was when scored
+    assert not evaluate.best.played  # a copy taken before the scored one played
+    agent.version = 0
     assert evaluate.best.version == 3
+    last = CurveEvaluator(score, agent, 6, budget)  # keep=False: nothing kept
+    last(agent)
+    assert last.best is None and last.kept == {}
 
 
 @pytest.mark.parametrize("env_id", TASKS)
 def test_a_learner_that_falls_back_is_evaluated_at_its_best_checkpoint(env_id):
     """An adversarial learner that peaks mid-training and ends where it began: with
     checkpoint selection every evaluation world meets the peak's policy, without it the
-    last one; the kept score is the curve's maximum, and only validation worlds chose
-    it."""
+    last one; the kept score is the trained points' maximum, and only validation worlds
+    chose it."""
     protocol = Protocol(train_steps=10, eval_episodes=4, curve_points=3, curve_episodes=6)
     kept = run_cell(env_id, DRIFTING, 2, protocol)
     last = run_cell(env_id, DRIFTING, 2, replace(protocol, select_checkpoint=False))
     scores = [p.mean_score for p in kept.curve]
     assert scores[1] > max(scores[0], scores[2])  # the heuristic beats the first macro
-    assert kept.training["kept"] == {"env_steps": 2, "mean_score": scores[1]}
+    assert kept.training["kept"] == {"env_steps": 1, "mean_score": scores[1]}
     assert [e.agent_stats["level"] for e in kept.episodes] == [1.0] * 4
     assert [e.agent_stats["level"] for e in last.episodes] == [0.0] * 4
     assert "kept" not in last.training and kept.curve == last.curve
     assert kept.mean_score > last.mean_score
 
 
-@pytest.mark.parametrize("agent", ["hcapo", "mira", "klong", "memexrl"])
 @pytest.mark.parametrize("env_id", TASKS)
-def test_a_scored_copy_evaluates_as_the_agent_itself(env_id, agent):
-    """The kept checkpoint is a copy that played the validation worlds: nothing of that
-    play (its acting streams, an episode's memory) changes what it does next."""
+def test_the_untrained_policy_is_never_the_kept_checkpoint(env_id):
+    """A learner whose untrained policy is its best (the heuristic) and whose training
+    makes it worse is evaluated at its best *trained* point, so the report shows the
+    loss rather than hiding it behind the untrained policy."""
+    protocol = Protocol(train_steps=10, eval_episodes=4, curve_points=3, curve_episodes=6)
+    result = run_cell(env_id, FALLING, 2, protocol)
+    scores = [p.mean_score for p in result.curve]
+    assert scores[0] > max(scores[1:])
+    assert result.training["kept"] == {"env_steps": 2, "mean_score": scores[2]}  # later tie
+    assert [e.agent_stats["level"] for e in result.episodes] == [0.0] * 4
+
+
+def test_clinbench_run_plays_the_checkpoint_a_sweep_cell_evaluates():
+    from clinbench.cli.run import play
+
+    episode = play(DRIFTING, TASKS[1], 2, train_steps=10)
+    assert episode.agent_stats["level"] == 1.0  # the peak, not the last policy
+
+
+@pytest.mark.parametrize(
+    ("env_id", "agent", "steps"),
+    [
+        *((TASKS[1], a, 1_500) for a in ("hcapo", "mira", "klong", "memexrl")),
+        (TASKS[0], "klong", 4_000),
+    ],
+)
+def test_a_scored_copy_evaluates_as_the_trained_agent_itself(env_id, agent, steps):
+    """The kept checkpoint is a copy of a trained agent (updated: its standardiser
+    fitted) taken when a curve point is scored: playing the validation worlds with the
+    other copy changes nothing the agent does next."""
     from clinbench.agents.context import AgentContext
     from clinbench.agents.learner import scoring_copy
     from clinbench.agents.registry import make_agent
@@ -263,11 +297,12 @@ def test_a_scored_copy_evaluates_as_the_agent_itself(env_id, agent):
     env = make(env_id)
     trained = make_agent(agent, AgentContext.of(env))
     cell = CellWorlds(PUBLIC, 5, agent, env_id)
-    trained.train(training_env_factory(env_id, steps=300), 300, cell.training_stream())
+    trained.train(training_env_factory(env_id, steps=steps), steps, cell.training_stream())
+    assert trained.std.count > 0
     copy = scoring_copy(trained)
-    cell.play(env, copy, VALIDATION, 3)
-    after = [(e.score, e.ret, e.steps) for e in cell.play(env, copy, EVALUATION, 3)]
-    assert after == [(e.score, e.ret, e.steps) for e in cell.play(env, trained, EVALUATION, 3)]
+    cell.play(env, trained, VALIDATION, 3)
+    after = [(e.score, e.ret, e.steps) for e in cell.play(env, trained, EVALUATION, 3)]
+    assert after == [(e.score, e.ret, e.steps) for e in cell.play(env, copy, EVALUATION, 3)]
 
 
 # --------------------------------------------------------------------------- isolation

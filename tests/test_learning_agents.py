@@ -224,12 +224,16 @@ def test_the_scored_copy_leaves_out_only_what_acting_never_reads(name, monkeypat
     assert [e.score for e in lean.episodes] == [e.score for e in full.episodes]
 
 
-def test_marks_passed_by_one_update_score_the_policy_once():
-    """mira's phases pass several curve marks each: every policy is scored once, and the
+@pytest.mark.parametrize("agent", ["mira", "klong"])
+def test_marks_passed_by_one_update_score_the_policy_once(agent):
+    """mira's phases pass several curve marks each, klong's demonstrations (its policy
+    untrained while the teacher plays) several: every policy is scored once, and the
     marks it passed carry that one score (a second call would play the same copy on the
-    same worlds and acting seeds)."""
+    same worlds and acting seeds, and would offer checkpoint selection the untrained
+    policy as a trained one)."""
     env_id, steps = "recruitment/easy_bench", 24 * DAYS
-    agent = make_agent("mira", AgentContext.of(make(env_id)), batch_episodes=4)
+    config = {"batch_episodes": 4} if agent == "mira" else {}
+    agent = make_agent(agent, AgentContext.of(make(env_id)), **config)
     policies: list[bytes] = []
 
     def evaluate(a) -> float:

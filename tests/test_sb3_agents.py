@@ -98,6 +98,34 @@ def test_the_budget_is_exactly_the_protocols_in_environment_steps():
     assert agent.model.num_timesteps == worlds.budget.used == 300
 
 
+@needs_sb3
+@pytest.mark.parametrize("steps", [256, 300])
+def test_the_last_curve_point_is_the_final_policy(steps):
+    """A budget of whole rollouts (256 = 2 x 128) learns from its last rollout after its
+    last step: the budget's mark scores the policy after that update, so checkpoint
+    selection has the final policy among its candidates (300: PPO stops mid-rollout,
+    with no update after)."""
+    from clinbench.protocol import training_env_factory
+
+    agent = registry.make_agent("maskable_ppo", registry_context(), **TINY)
+
+    def weights(a):
+        return [p.detach().clone() for p in a.model.policy.parameters()]
+
+    scored = []
+    agent.train(
+        training_env_factory(EASY, steps=steps),
+        steps,
+        np.random.default_rng(0),
+        evaluate=lambda a: scored.append(weights(a)) or 0.0,
+        curve_points=3,
+    )
+    assert [p.env_steps for p in agent.curve] == [0, steps // 2, steps]
+    final = weights(agent)
+    assert all((a == b).all() for a, b in zip(scored[-1], final, strict=True))
+    assert not all((a == b).all() for a, b in zip(scored[0], final, strict=True))
+
+
 def registry_context():
     from clinbench.agents import AgentContext
 

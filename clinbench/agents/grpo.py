@@ -74,7 +74,7 @@ class GRPOAgent(LearningAgent):
             if groups:  # empty when the budget cut every episode
                 self.fit_standardiser([t for g in groups for t in g])
                 self.update_groups(groups, optimizer, reference)
-            self.progress(iteration)
+            self.progress(iteration, unchanged=not groups)
 
     def collect(
         self,

@@ -132,7 +132,7 @@ class KLongAgent(GRPOAgent):
                 iteration += 1
                 if groups:
                     self.update_groups(groups, optimizer, reference)
-                self.progress(iteration)
+                self.progress(iteration, unchanged=not groups)
 
     def demonstrations(self, env: Env, steps: int, rng: np.random.Generator):
         """Teacher episodes as (features per day, masks, macro labels), ``steps``
@@ -173,7 +173,7 @@ class KLongAgent(GRPOAgent):
                     ys.append(labels[t])
         # The policy has not changed while the teacher played: the curve's marks up to
         # here are the untrained policy's.
-        self.progress(0)
+        self.progress(0, unchanged=True)
         if not xs:
             return
         x_raw, mask, y = np.asarray(xs), np.asarray(ms), np.asarray(ys)

@@ -221,12 +221,14 @@ class LearningAgent(Agent):
         """Environment steps of the budget not yet taken."""
         return self._steps - self.steps_used
 
-    def _record(self, iteration: int, final: bool = False) -> None:
+    def _record(self, iteration: int, final: bool = False, unchanged: bool = False) -> None:
         # A point is reported at its mark of the budget: the policy after the last
         # update before the mark (an iteration may pass several marks).
         # Every mark passed here shares that policy, so it is scored once: a copy of the
         # same agent on the same validation worlds and acting seeds scores the same.
-        used, score = self.steps_used, None
+        # ``unchanged``: the policy is the last point's, whose score the marks take.
+        used = self.steps_used
+        score = self.curve[-1].mean_score if unchanged and self.curve else None
         while self._marks and (final or used >= self._marks[0]):
             mark = self._marks.pop(0)
             if self._evaluate is not None:
@@ -242,9 +244,12 @@ class LearningAgent(Agent):
                     )
                 )
 
-    def progress(self, iteration: int) -> None:
-        """Methods call this after each update so the curve is recorded on time."""
-        self._record(iteration)
+    def progress(self, iteration: int, unchanged: bool = False) -> None:
+        """Methods call this after each update so the curve is recorded on time;
+        ``unchanged`` when the policy has not changed since the last point (the marks
+        passed since take its score, and the untrained policy is not scored again after
+        training steps, where checkpoint selection would take it for a trained one)."""
+        self._record(iteration, unchanged=unchanged)
 
     def learn(self, env: Env, rng: np.random.Generator) -> None:
         """Update the policy until :attr:`steps_left` is 0 (the step budget)."""

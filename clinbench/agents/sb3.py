@@ -127,8 +127,9 @@ class _SB3Agent(Agent):
         callback = self._callback(steps, curve_marks(steps, curve_points), evaluate, native)
         if steps > 0:
             self.model.learn(total_timesteps=steps, callback=callback)
-        else:
-            callback.record(0)
+        # a budget of whole rollouts learns from its last one after its last step: the
+        # budget's mark is the policy after that update (otherwise nothing is left)
+        callback.record(steps)
         return self.curve
 
     def _callback(
@@ -164,7 +165,8 @@ class _SB3Agent(Agent):
                 self.record(0)
 
             def _on_step(self) -> bool:
-                self.record(self.num_timesteps)
+                steps = self.num_timesteps
+                self.record(min(steps, budget - 1) if whole_rollouts else steps)
                 # Stop at the budget; a budget of whole rollouts ends by itself after
                 # learning from the last one.
                 return self.num_timesteps < budget or whole_rollouts

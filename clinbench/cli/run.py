@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
             "clinbench run -a random -t recruitment/hard_bench -s 7 --every 10",
             "clinbench run -a heuristic -t easy_bench -s 1 --fixed-world",
             "clinbench run -a heuristic -t easy_bench -s 1 --json | jq .score",
-            "clinbench run --agent hcapo --task easy_bench --seed 1 --train-episodes 200",
+            "clinbench run --agent hcapo --task easy_bench --seed 1 --train-steps 2000",
             "clinbench run -a heuristic -t hard_bench -s 1 --remote ws://127.0.0.1:7860",
         ),
     )(run_command)
@@ -90,7 +90,8 @@ def run_command(
             min=0,
             metavar="N",
             help="Train a learning agent for N environment steps on training worlds "
-            "first (the sweep's streams for this seed); ignored by agents that do not learn.",
+            "first (the sweep's streams for this seed), then play its best trained checkpoint "
+            "on the validation worlds, as a sweep cell does; ignored by agents that do not learn.",
         ),
     ] = 0,
     remote: Annotated[
@@ -156,9 +157,10 @@ def play(
     """Build the environment and the agent (train it if asked), then play one episode."""
     from clinbench.agents.context import AgentContext
     from clinbench.agents.registry import make_agent
+    from clinbench.env.registry import family
     from clinbench.episode import play_episode
     from clinbench.evaluation_key import PUBLIC
-    from clinbench.protocol import EVALUATION, CellWorlds, make_env, training_env_factory
+    from clinbench.protocol import EVALUATION, CellWorlds, Protocol, make_env
 
     agent_name = agent_name or agent_ref
     cell = CellWorlds(PUBLIC, seed, agent_name, env_id)
@@ -170,12 +172,13 @@ def play(
     if train_steps and not agent.learning:
         err_console.print(f"note: {agent_name!r} does not learn; --train-steps ignored")
     elif train_steps:
+        # the sweep's protocol: its learning curve on the validation worlds, and the
+        # best trained checkpoint there is the one that plays
+        protocol = Protocol(
+            train_steps=train_steps, curve_episodes=family(env_id.split("/")[0]).curve_episodes
+        )
         with err_console.status(f"training {agent_name} for {train_steps} environment steps"):
-            agent.train(
-                training_env_factory(env_id, remote, train_steps),
-                train_steps,
-                cell.training_stream(),
-            )
+            agent, _, _ = cell.train(env, agent, protocol, remote)
     options = {"fixed_world": True} if fixed_world else None
     (world,), (agent_seed,) = cell.worlds(EVALUATION, 1), cell.acting_seeds(EVALUATION, 1)
     return play_episode(env, agent, world, agent_seed=agent_seed, options=options, record=True)

@@ -88,9 +88,10 @@ class Family:
     #: that every non-learning agent's per-task mean has a 95 % half-width under 0.02
     evaluation_episodes: int = 10
     #: validation episodes behind each learning-curve point when the protocol leaves
-    #: them to the family (``protocol.curve_episodes: null``): the learning protocol
-    #: keeps the checkpoint that scores best on them, so they must tell policies apart
-    #: (standard error of a point about 0.05 or less)
+    #: them to the family (``protocol.curve_episodes: null``): the protocol evaluates
+    #: the trained checkpoint that scores best on them, so they should tell policies
+    #: apart at a cost the default sweep can carry (the learners' per-episode score
+    #: spread against the cost of an episode)
     curve_episodes: int = 5
     #: environment steps of training per learning cell when the protocol leaves it to
     #: the family (``protocol.train_steps: null``)

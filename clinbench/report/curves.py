@@ -8,10 +8,11 @@ report computes, per (task, learning agent), the trend over the last 20 % of the
 paired by seed; an agent that ends below its untrained policy is flagged. Curves are
 scored on validation worlds, never on the evaluation worlds.
 
-Where the cells evaluated the checkpoint that scored best on those worlds
+Where the cells evaluated the trained checkpoint that scored best on those worlds
 (``protocol.select_checkpoint``), the summary gives that checkpoint too: its
-validation score (the curve's maximum, so chosen on the same numbers: an optimistic
-estimate, unlike the evaluation worlds' score) and the training steps it had taken.
+validation score (the maximum of the trained points, so chosen on the same numbers:
+an optimistic estimate, unlike the evaluation worlds' score) and the training steps it
+had taken when it was scored.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def curve_summary(
         "ends_below_untrained": change["hi"] is not None and change["hi"] < 0,
         "end_trend": trend,
         "kept": selected,
+        "kept_seeds": len(kept),
     }
 
 

@@ -1,8 +1,9 @@
-"""A learner that peaks and then falls back (checkpoint-selection tests).
+"""Learners whose policy rises and falls (checkpoint-selection tests).
 
-Its "training" walks through ``LEVELS``, one curve point each: at level 1 it acts as the
-heuristic, at level 0 it takes the first valid macro-action. Every episode reports the
-level that played it, so a test sees which checkpoint the evaluation worlds met.
+Their "training" walks through ``LEVELS``, one curve point each, the first before any
+training step (the untrained policy): at level 1 they act as the heuristic, at level 0
+they take the first valid macro-action. Every episode reports the level that played
+it, so a test sees which checkpoint the evaluation worlds met.
 """
 
 from __future__ import annotations
@@ -45,8 +46,14 @@ class DriftingAgent(Agent):
         env, curve = make_env(), []
         for i, level in enumerate(self.LEVELS):
             self.level = level
-            obs, _ = env.reset(seed=int(rng.integers(2**31, 2**32)))
-            env.step(self.act(obs))  # one training step per "update"
+            if i:  # one training step per "update"; the first point is untrained
+                obs, _ = env.reset(seed=int(rng.integers(2**31, 2**32)))
+                env.step(self.act(obs))
             score = float(evaluate(self)) if evaluate is not None else 0.0
             curve.append(CurvePoint(i, env.budget.used, env.budget.episodes, score))
         return curve
+
+
+class FallingAgent(DriftingAgent):
+    description = "the heuristic untrained, then the first valid macro"
+    LEVELS = (1, 0, 0)

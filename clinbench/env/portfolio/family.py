@@ -88,8 +88,8 @@ FAMILY = Family(
     # per-episode score sd on 200 worlds of `develop`: repeat_last 0.22, heuristic 0.21,
     # random 0.14, so a 95 % half-width under 0.02 needs about 465; rounded up
     evaluation_episodes=480,
-    # hcapo's per-episode score sd 0.08 to 0.14 on the canonical run: 20 episodes give
-    # a curve point a standard error under 0.032, about 3 s per learning cell
+    # hcapo's per-episode score sd on the canonical run, at most 0.16: 20 episodes give
+    # a curve point a standard error of at most 0.036, for about 3 s per learning cell
     curve_episodes=20,
     # about 300 to 600 episodes of 15 to 30 half-yearly decisions
     training_steps=9_000,

@@ -76,8 +76,9 @@ FAMILY = Family(
     # experiments/sample_sizes.py on the canonical run: 30 for the heuristic on
     # hard_bench, the widest of the non-learning agents; rounded up
     evaluation_episodes=40,
-    # per-episode score sd 0.04 to 0.23 for the learners on the canonical run: 5
-    # episodes of 180 days, a standard error of 0.10 at worst, 0.03 for most
+    # the learners' per-episode score sd on the canonical run: 5 episodes of 180 days
+    # give a curve point a median standard error of 0.024 (hcapo) to 0.058 (memexrl),
+    # 0.10 at worst; more would cost the default sweep about a minute per 5
     curve_episodes=5,
     # 600 episodes of 180 daily decisions
     training_steps=108_000,

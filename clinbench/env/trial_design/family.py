@@ -98,8 +98,9 @@ FAMILY = Family(
     # experiments/sample_sizes.py on the canonical run: 435 for the heuristic on
     # rare_disease, 473 for klong on efficacy_safety; rounded up
     evaluation_episodes=480,
-    # per-trial score sd 0.26 to 0.37 on the canonical run: 50 trials give a curve point
-    # a standard error under 0.053 (5 gave 0.16), about 0.6 s per learning cell
+    # the learners' per-trial score sd on the canonical run, at most 0.40: 50 trials
+    # give a curve point a standard error of at most 0.056 (5 gave up to 0.18), for
+    # about 0.6 s per learning cell
     curve_episodes=50,
     # ~800 episodes of 3-4 decisions (600 episodes were ~2,200 steps)
     training_steps=3_000,
