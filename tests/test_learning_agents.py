@@ -251,6 +251,42 @@ def test_marks_passed_by_one_update_score_the_policy_once(agent):
     assert [p.mean_score for p in curve] == sorted(p.mean_score for p in curve)
 
 
+def test_an_unchanged_call_scores_again_after_updates_no_point_scored():
+    """``progress(unchanged=True)`` reuses the last point's score only when no update
+    came since that point was scored: updates between marks (scored at no point) and
+    then an iteration without one (the budget cut its episodes) must score the policy
+    those updates left, not repeat the older score."""
+    from clinbench.agents.learner import LearningAgent
+
+    class Updater(LearningAgent):
+        version = 0
+
+        def learn(self, env, rng):
+            obs, _ = env.reset(seed=self.world_seed(rng))
+            for steps, update, unchanged in ((10, True, False), (50, False, True),
+                                             (40, False, True)):
+                for _ in range(steps):
+                    k = int(np.flatnonzero(self.macros.mask(obs))[0])
+                    obs, *_ = env.step(self.macros.to_action(k, obs))
+                self.version += update
+                self.progress(self.version, unchanged=unchanged)
+
+    env_id = "recruitment/easy_bench"
+    agent = Updater(AgentContext.of(make(env_id)))
+    calls: list[int] = []
+
+    def evaluate(a) -> float:
+        calls.append(a.version)
+        return float(a.version)
+
+    curve = agent.train(
+        training_env_factory(env_id, steps=100), 100, np.random.default_rng(0),
+        evaluate=evaluate, curve_points=3,
+    )
+    assert [(p.env_steps, p.mean_score) for p in curve] == [(0, 0.0), (50, 1.0), (100, 1.0)]
+    assert calls == [0, 1]  # the mark at 100 takes the score of the unchanged policy
+
+
 def test_klong_full_batch_cloning_is_every_row_at_every_step():
     """imitation_batch 0 and a batch larger than the rows train the same parameters (the
     former full-batch cloning); a smaller batch trains others."""

@@ -95,6 +95,12 @@ def test_the_evaluated_checkpoint_is_summarised_beside_the_curve():
     assert summary["mean"] == pytest.approx(np.mean(scores))
     assert (summary["lo"], summary["hi"]) == pytest.approx((lo, hi))
     assert summary["env_steps"] == pytest.approx(450.0)
+    gains = [0.3 + 0.02 * seed - (0.1 + 0.01 * seed) for seed in range(5)]
+    assert summary["change"]["mean"] == pytest.approx(np.mean(gains))
+    assert summary["change"]["lo"] == pytest.approx(
+        sps.t.interval(0.95, 4, loc=np.mean(gains), scale=sps.sem(gains))[0]
+    )
+    assert not summary["below_untrained"]
     assert curve_summary(curves, BUDGET)["kept"] is None  # the last policy was evaluated
     del kept[0]  # a seed without its checkpoint: no summary of part of the seeds
     assert curve_summary(curves, BUDGET, kept)["kept"] is None

@@ -197,6 +197,8 @@ class LearningAgent(Agent):
         budget included: once per policy, as the marks one update passes share it.
         """
         self.curve = []
+        # whether the policy may have changed since the last point was scored
+        self._changed = True
         self._evaluate, self._marks = evaluate, curve_marks(steps, curve_points)
         # Small matrices: one BLAS thread is faster, and identical in any process.
         self.policy = SoftmaxPolicy(self.policy.n_in, self.macros.n, rng, self.hidden)
@@ -226,14 +228,18 @@ class LearningAgent(Agent):
         # update before the mark (an iteration may pass several marks).
         # Every mark passed here shares that policy, so it is scored once: a copy of the
         # same agent on the same validation worlds and acting seeds scores the same.
-        # ``unchanged``: the policy is the last point's, whose score the marks take.
+        # ``unchanged``: the policy is the one of the last call; if no update came
+        # between the last scored point and now, the marks take that point's score.
+        self._changed = self._changed or not unchanged
         used = self.steps_used
-        score = self.curve[-1].mean_score if unchanged and self.curve else None
+        reuse = not self._changed and self.curve
+        score = self.curve[-1].mean_score if reuse else None
         while self._marks and (final or used >= self._marks[0]):
             mark = self._marks.pop(0)
             if self._evaluate is not None:
                 if score is None:
                     score = float(self._evaluate(self))
+                    self._changed = False
                 self.curve.append(
                     CurvePoint(
                         iteration,
@@ -246,9 +252,10 @@ class LearningAgent(Agent):
 
     def progress(self, iteration: int, unchanged: bool = False) -> None:
         """Methods call this after each update so the curve is recorded on time;
-        ``unchanged`` when the policy has not changed since the last point (the marks
-        passed since take its score, and the untrained policy is not scored again after
-        training steps, where checkpoint selection would take it for a trained one)."""
+        ``unchanged`` when nothing the agent acts on has changed since its last call
+        (no update): if none changed since the last point was scored either, the marks
+        passed take that score, so the untrained policy is not scored again after
+        training steps, where checkpoint selection would take it for a trained one."""
         self._record(iteration, unchanged=unchanged)
 
     def learn(self, env: Env, rng: np.random.Generator) -> None:

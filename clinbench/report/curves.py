@@ -59,9 +59,13 @@ def curve_summary(
     kept = {s: k for s, k in (kept or {}).items() if s in seeds}
     selected = None
     if kept and len(kept) == len(seeds):
+        scores = np.array([kept[s]["mean_score"] for s in seeds])
+        gain = interval(scores - first)
         selected = {
-            **interval(np.array([kept[s]["mean_score"] for s in seeds])),
+            **interval(scores),
             "env_steps": float(np.mean([kept[s]["env_steps"] for s in seeds])),
+            "change": gain,
+            "below_untrained": gain["hi"] is not None and gain["hi"] < 0,
         }
     return {
         "seeds": len(seeds),
