@@ -126,3 +126,24 @@ def test_families_without_a_batched_core_play_one_by_one():
     )
     for t1, t2 in zip(trajs, again, strict=True):
         _same(t1, t2)
+
+
+def test_the_learner_speed_benchmark_reports_the_core_ratio_of_its_rounds():
+    """``benchmarks/learner_speed.py --core-only`` runs and reports the core against one
+    native environment as the median of its rounds' ratios (tiny sizes; no timing)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "learner_speed.py"
+    args = ["--core-only", "--num-envs", "3", "--core-rounds", "3", "--json"]
+    out = json.loads(
+        subprocess.run(
+            [sys.executable, str(script), *args], check=True, capture_output=True, text=True
+        ).stdout
+    )
+    core = out["core"]
+    assert out["learners"] == {} and core["num_envs"] == 3
+    low, high = core["speedup_range"]
+    assert 0 < low <= core["speedup"] <= high
