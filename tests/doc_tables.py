@@ -31,9 +31,12 @@ from clinbench.stats.intervals import t_interval
 NOT_RUN = "not run"
 #: a cell of a table whose row has no such column (an agent with no cells in a family)
 NO_CELLS = "—"
+#: the source of a score cell whose agent does not play that column's family
+NOT_PLAYED = "not played"
 
 CANONICAL = "data/sweep_results"
 ABLATIONS = "data/ablations"
+LONG_BUDGET = "data/long_budget"
 OFFLINE = "data/offline_study"
 RECRUITMENT = ("easy_bench", "medium_bench", "hard_bench")
 TRIAL = ("effective_drug", "efficacy_safety", "rare_disease")
@@ -81,10 +84,13 @@ def recomputed(folder: Path) -> dict[tuple[str, str], tuple[float, float]]:
     return out
 
 
-def score_cell(root: Path, source: Source | None) -> str:
-    """The text of one score cell: blank without a source, ``not run`` without cells."""
+def score_cell(root: Path, source: Source | str | None) -> str:
+    """The text of one score cell: blank without a source, :data:`NO_CELLS` where the
+    agent does not play the family, ``not run`` without cells."""
     if source is None:
         return ""
+    if source == NOT_PLAYED:
+        return NO_CELLS
     s = summaries((root / source.folder).resolve()).get((source.agent, source.task))
     return NOT_RUN if s is None else format_cell(*s)
 
@@ -97,11 +103,17 @@ class ScoreTable:
     doc: str
     section: str
     header: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[Source | None, ...]], ...]
+    rows: tuple[tuple[str | tuple[str, ...], tuple[Source | str | None, ...]], ...]
     label_columns: int = 1
 
     def expected(self, root: Path) -> list[list[str]]:
-        return [[label, *(score_cell(root, s) for s in sources)] for label, sources in self.rows]
+        return [
+            [
+                *((label,) if isinstance(label, str) else label),
+                *(score_cell(root, s) for s in sources),
+            ]
+            for label, sources in self.rows
+        ]
 
     def accepts(self, doc_cell: str, expected_cell: str) -> bool:
         return doc_cell == expected_cell
@@ -158,6 +170,49 @@ AGENTS_TRIAL = _agents_table(
             "maskable_ppo",
         ),
     },
+)
+
+#: the long-budget table's tasks, one per family, and each family's folder of the
+#: ten-times-the-budget runs (``preset=long``)
+LONG_TASKS = {
+    "medium_bench": f"{LONG_BUDGET}/recruitment",
+    "effective_drug": f"{LONG_BUDGET}/trial_design",
+    "develop": f"{LONG_BUDGET}/portfolio",
+}
+_PORTFOLIO_AGENTS = ("heuristic", "hcapo", "repeat_last")
+
+
+def _budget_row(agent: str, budget: str, folder_of) -> tuple[tuple[str, str], tuple]:
+    """One row of the long-budget table: ``agent`` on each of its tasks from the folder
+    ``folder_of(task)``; :data:`NOT_PLAYED` on the families it does not play."""
+    plays = {
+        task: agent in _PORTFOLIO_AGENTS if task == "develop" else agent != "repeat_last"
+        for task in LONG_TASKS
+    }
+    return (
+        (agent, budget),
+        tuple(Source(folder_of(t), agent, t) if plays[t] else NOT_PLAYED for t in LONG_TASKS),
+    )
+
+
+AGENTS_LONG_BUDGET = ScoreTable(
+    "agents.md, ten times the budget",
+    "docs/agents.md",
+    "## Measured scores",
+    ("agent", "training steps", *LONG_TASKS),
+    (
+        _budget_row("heuristic", "none", lambda t: CANONICAL),
+        _budget_row("repeat_last", "none", lambda t: CANONICAL),
+        *(
+            row
+            for agent in ("hcapo", "mira", "klong", "memexrl")
+            for row in (
+                _budget_row(agent, "default", lambda t: CANONICAL),
+                _budget_row(agent, "10 times", LONG_TASKS.get),
+            )
+        ),
+    ),
+    label_columns=2,
 )
 
 _STUDY = "## 4. The committed study"
@@ -348,6 +403,7 @@ class TimeTable:
 TABLES = (
     AGENTS_RECRUITMENT,
     AGENTS_TRIAL,
+    AGENTS_LONG_BUDGET,
     TimeTable(),
     DataTable(),
     OFFLINE_RECRUITMENT,

@@ -7,6 +7,7 @@ here, naming the cell, what the doc says and what the results give.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -76,6 +77,34 @@ def test_an_absent_cell_reads_not_run():
     )
     assert doc_tables.score_cell(ROOT, source) == doc_tables.NOT_RUN
     assert doc_tables.score_cell(ROOT, None) == ""
+
+
+def test_a_family_an_agent_does_not_play_has_no_cells_anywhere():
+    """A "—" of the long-budget table hides no run: the agent has no cell on that task in
+    the canonical run nor in the long-budget folder of the task."""
+    table = doc_tables.AGENTS_LONG_BUDGET
+    hidden = [
+        (label[0], task)
+        for label, sources in table.rows
+        for task, source in zip(doc_tables.LONG_TASKS, sources)
+        if source == doc_tables.NOT_PLAYED
+    ]
+    assert ("mira", "develop") in hidden and ("repeat_last", "medium_bench") in hidden
+    for agent, task in hidden:
+        for folder in (doc_tables.CANONICAL, doc_tables.LONG_TASKS[task]):
+            res = load_results(ROOT / folder)
+            assert not res.scores(task, agent), (folder, agent, task)
+    assert doc_tables.score_cell(ROOT, doc_tables.NOT_PLAYED) == doc_tables.NO_CELLS
+
+
+def test_long_budget_wall_clock():
+    """The wall-clock agents.md quotes for the long recruitment and portfolio runs."""
+    text = " ".join((ROOT / "docs" / "agents.md").read_text(encoding="utf-8").split())
+    for family in ("recruitment", "portfolio"):
+        manifest = json.loads(
+            (ROOT / doc_tables.LONG_BUDGET / family / "manifest.json").read_text()
+        )
+        assert f"{family} run took {manifest['wall_seconds']:,.0f} s" in text
 
 
 def test_time_per_cell_total():
