@@ -172,26 +172,36 @@ AGENTS_TRIAL = _agents_table(
     },
 )
 
-#: the long-budget table's tasks, one per family, and each family's folder of the
-#: ten-times-the-budget runs (``preset=long``)
+#: the long-budget table's tasks, one per family (task -> family); each family's runs at
+#: ten times the budget (``preset=long``) are in ``data/long_budget/<family>``
 LONG_TASKS = {
-    "medium_bench": f"{LONG_BUDGET}/recruitment",
-    "effective_drug": f"{LONG_BUDGET}/trial_design",
-    "develop": f"{LONG_BUDGET}/portfolio",
+    "medium_bench": "recruitment",
+    "effective_drug": "trial_design",
+    "develop": "portfolio",
 }
-_PORTFOLIO_AGENTS = ("heuristic", "hcapo", "repeat_last")
+
+
+def plays(agent: str, family: str) -> bool:
+    """Whether the registered ``agent`` plays environment family ``family``."""
+    from clinbench.agents.registry import agent_entry
+
+    envs = agent_entry(agent).envs
+    return "*" in envs or family in envs
+
+
+def long_budget_folder(task: str) -> str:
+    return f"{LONG_BUDGET}/{LONG_TASKS[task]}"
 
 
 def _budget_row(agent: str, budget: str, folder_of) -> tuple[tuple[str, str], tuple]:
     """One row of the long-budget table: ``agent`` on each of its tasks from the folder
     ``folder_of(task)``; :data:`NOT_PLAYED` on the families it does not play."""
-    plays = {
-        task: agent in _PORTFOLIO_AGENTS if task == "develop" else agent != "repeat_last"
-        for task in LONG_TASKS
-    }
     return (
         (agent, budget),
-        tuple(Source(folder_of(t), agent, t) if plays[t] else NOT_PLAYED for t in LONG_TASKS),
+        tuple(
+            Source(folder_of(t), agent, t) if plays(agent, f) else NOT_PLAYED
+            for t, f in LONG_TASKS.items()
+        ),
     )
 
 
@@ -208,7 +218,7 @@ AGENTS_LONG_BUDGET = ScoreTable(
             for agent in ("hcapo", "mira", "klong", "memexrl")
             for row in (
                 _budget_row(agent, "default", lambda t: CANONICAL),
-                _budget_row(agent, "10 times", LONG_TASKS.get),
+                _budget_row(agent, "10 times", long_budget_folder),
             )
         ),
     ),
@@ -359,6 +369,23 @@ def cell_seconds(folder: Path) -> dict[tuple[str, str], list[float]]:
     for cell in manifest["cells"]:
         out.setdefault((cell["agent"], cell["task"]), []).append(float(cell["seconds"]))
     return out
+
+
+def cell_files(folder: Path) -> dict[tuple[str, str, int], Path]:
+    """(agent, task, seed) -> the run file of each cell the folder's manifest lists."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {
+        (c["agent"], c["task"], c["seed"]): folder / "runs" / f"{c['hash']}.json"
+        for c in manifest["cells"]
+    }
+
+
+def cell_seeds(folder: Path) -> dict[tuple[str, str], list[int]]:
+    """(agent, task) -> the sorted seeds of the folder's cells (manifest order aside)."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for agent, task, seed in cell_files(folder):
+        out.setdefault((agent, task), []).append(seed)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def format_seconds(seconds: list[float]) -> str:

@@ -79,22 +79,52 @@ def test_an_absent_cell_reads_not_run():
     assert doc_tables.score_cell(ROOT, None) == ""
 
 
-def test_a_family_an_agent_does_not_play_has_no_cells_anywhere():
-    """A "—" of the long-budget table hides no run: the agent has no cell on that task in
-    the canonical run nor in the long-budget folder of the task."""
+def test_a_dash_of_the_long_budget_table_is_a_family_the_agent_cannot_play():
+    """A "—" of the long-budget table hides no run: its agent refuses that family's task,
+    and every number of the table rests on the five canonical seeds."""
+    from clinbench.agents.context import AgentContext
+    from clinbench.agents.registry import make_agent
+    from clinbench.env import make
+
     table = doc_tables.AGENTS_LONG_BUDGET
-    hidden = [
-        (label[0], task)
+    cells = [
+        (label[0], task, source)
         for label, sources in table.rows
         for task, source in zip(doc_tables.LONG_TASKS, sources)
-        if source == doc_tables.NOT_PLAYED
     ]
-    assert ("mira", "develop") in hidden and ("repeat_last", "medium_bench") in hidden
+    hidden = {(agent, task) for agent, task, source in cells if source == doc_tables.NOT_PLAYED}
+    assert hidden == {
+        ("mira", "develop"),
+        ("klong", "develop"),
+        ("memexrl", "develop"),
+        ("repeat_last", "medium_bench"),
+        ("repeat_last", "effective_drug"),
+    }
     for agent, task in hidden:
-        for folder in (doc_tables.CANONICAL, doc_tables.LONG_TASKS[task]):
-            res = load_results(ROOT / folder)
-            assert not res.scores(task, agent), (folder, agent, task)
+        family = doc_tables.LONG_TASKS[task]
+        with pytest.raises(ValueError):
+            make_agent(agent, AgentContext.of(make(f"{family}/{task}")))
+    for agent, task, source in cells:
+        if source != doc_tables.NOT_PLAYED:
+            seeds = doc_tables.cell_seeds(ROOT / source.folder).get((agent, task))
+            assert seeds == [1, 7, 21, 42, 123], (source, seeds)
     assert doc_tables.score_cell(ROOT, doc_tables.NOT_PLAYED) == doc_tables.NO_CELLS
+
+
+def test_the_long_budget_runs_play_the_canonical_evaluation_worlds():
+    """Each long-budget cell is evaluated on the canonical cell's worlds (same agent,
+    task and seed: the same evaluation key and world seeds), so the table's two budgets
+    are paired comparisons."""
+    canonical = doc_tables.cell_files(ROOT / doc_tables.CANONICAL)
+    compared = 0
+    for family in sorted(set(doc_tables.LONG_TASKS.values())):
+        for key, path in doc_tables.cell_files(ROOT / doc_tables.LONG_BUDGET / family).items():
+            long_cell = json.loads(path.read_text())
+            cell = json.loads(canonical[key].read_text())
+            assert long_cell["eval_seeds"] == cell["eval_seeds"], key
+            assert long_cell["evaluation"] == cell["evaluation"], key
+            compared += 1
+    assert compared == 65
 
 
 def test_long_budget_wall_clock():
