@@ -16,6 +16,12 @@ features and masks of all of them as array operations). Both are the learner's w
 BLAS thread. The same seed gives the same trajectories both ways
 (``tests/test_batched_collection.py``), so the two runs do the same work.
 
+Each run also times its collection (the CPU seconds inside ``rollout.collect``: the
+episodes of the method's RL updates, policy forwards included; klong's teacher
+episodes and every update are outside it). What is left outside collection bounds any
+speed-up of collection alone: ``bound`` is the one-by-one run's whole time over the
+batched run's time outside collection, the speed-up if collection cost nothing.
+
 Batched core: ``--num-envs`` worlds of the task stepped together by a random valid
 macro policy (drawn as one array operation) against one native environment under the
 same kind of policy (features, mask, ``to_action`` and ``step`` per day, as an agent
@@ -27,6 +33,7 @@ machine's speed varies by a quarter from one second to the next, so they alterna
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -39,7 +46,9 @@ import clinbench  # noqa: F401  (registers the ids; pins the BLAS kernel)
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from clinbench.agents import mira
 from clinbench.agents.context import AgentContext
+from clinbench.agents.core import rollout
 from clinbench.agents.registry import make_agent
 from clinbench.env import make
 from clinbench.env.gym_vector import batched_core
@@ -48,12 +57,49 @@ from clinbench.protocol import training_env_factory
 LEARNERS = ("hcapo", "mira", "klong", "memexrl")
 
 
-def learner_rate(task: str, agent: str, steps: int, batched: bool, seed: int) -> float:
+@contextlib.contextmanager
+def timed_collection():
+    """Yield a list whose one entry accumulates the CPU seconds spent in
+    ``rollout.collect`` (through every module that calls it) while the block runs."""
+    spent = [0.0]
+    inner = rollout.collect
+
+    def collect(*args, **kwargs):
+        t0 = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[0] += time.process_time() - t0
+
+    rollout.collect, mira.collect = collect, collect
+    try:
+        yield spent
+    finally:
+        rollout.collect, mira.collect = inner, inner
+
+
+def learner_rate(
+    task: str, agent: str, steps: int, batched: bool, seed: int
+) -> tuple[float, float, float]:
+    """(environment steps per CPU-second of the whole ``train`` call, its CPU seconds,
+    the CPU seconds of those spent collecting episodes)."""
     learner = make_agent(agent, AgentContext.of(make(task)))
     worlds = training_env_factory(task, steps=steps, batched=batched)
-    t0 = time.process_time()
-    learner.train(worlds, steps, np.random.default_rng(seed), curve_points=1)
-    return worlds.budget.used / (time.process_time() - t0)
+    with timed_collection() as collecting:
+        t0 = time.process_time()
+        learner.train(worlds, steps, np.random.default_rng(seed), curve_points=1)
+        seconds = time.process_time() - t0
+    return worlds.budget.used / seconds, seconds, collecting[0]
+
+
+def _medians(runs: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Medians over rounds of :func:`learner_rate`'s runs: the rate, the CPU seconds and
+    the share of them spent collecting."""
+    return (
+        float(np.median([rate for rate, _, _ in runs])),
+        float(np.median([sec for _, sec, _ in runs])),
+        float(np.median([col / sec for _, sec, col in runs])),
+    )
 
 
 def _random_valid(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -136,10 +182,20 @@ def main() -> None:
             for r in range(args.rounds):
                 serial.append(learner_rate(args.task, agent, args.steps, False, r))
                 batched.append(learner_rate(args.task, agent, args.steps, True, r))
-            s, b = float(np.median(serial)), float(np.median(batched))
-            out["learners"][agent] = {"one_by_one": s, "batched": b, "speedup": b / s}
+            # medians over the rounds: rate, CPU seconds, share of them collecting
+            (s, s_sec, s_share), (b, b_sec, b_share) = (_medians(r) for r in (serial, batched))
+            bound = s_sec / (b_sec * (1.0 - b_share))
+            out["learners"][agent] = {
+                "one_by_one": s,
+                "batched": b,
+                "speedup": b / s,
+                "collection_share_one_by_one": s_share,
+                "collection_share_batched": b_share,
+                "bound": bound,
+            }
             print(
-                f"{agent:8s} one by one {s:8.0f}  batched {b:8.0f} steps/CPU-s  x{b / s:.1f}",
+                f"{agent:8s} one by one {s:8.0f}  batched {b:8.0f} steps/CPU-s  x{b / s:.1f}  "
+                f"collecting {s_share:.0%} / {b_share:.0%}  bound x{bound:.1f}",
                 file=sys.stderr,
             )
         cores, natives = [], []

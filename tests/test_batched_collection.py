@@ -147,3 +147,29 @@ def test_the_learner_speed_benchmark_reports_the_core_ratio_of_its_rounds():
     assert out["learners"] == {} and core["num_envs"] == 3
     low, high = core["speedup_range"]
     assert 0 < low <= core["speedup"] <= high
+
+
+def test_the_learner_speed_benchmark_times_collection_apart_from_the_rest():
+    """``learner_rate`` splits a training run's CPU time into collection (every caller of
+    ``rollout.collect``, mira's own import included) and the rest, and puts the
+    collector back afterwards (tiny budgets on a dose-finding task; no timing)."""
+    import importlib.util
+    from pathlib import Path
+
+    from clinbench.agents import mira
+    from clinbench.agents.core import rollout
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "learner_speed.py"
+    spec = importlib.util.spec_from_file_location("learner_speed", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    original = rollout.collect
+    for agent in ("mira", "hcapo"):
+        for batched in (False, True):
+            rate, seconds, collecting = bench.learner_rate(
+                "trial_design/effective_drug", agent, 300, batched, 0
+            )
+            assert rate > 0 and 0 < collecting < seconds, (agent, batched)
+    assert rollout.collect is original and mira.collect is original
+    (rate, seconds, share) = bench._medians([(10.0, 2.0, 1.0), (30.0, 4.0, 1.0), (20.0, 3.0, 3.0)])
+    assert (rate, seconds, share) == (20.0, 3.0, 0.5)
