@@ -58,8 +58,11 @@ def test_canonical_run_is_the_default_protocol():
     assert manifest["protocol"] == {
         "train_steps": None,
         "budget_scale": 1,
-        "train_steps_by_family": {"recruitment": 108_000, "trial_design": 3_000,
-                                  "portfolio": 9_000},
+        "train_steps_by_family": {
+            "recruitment": 108_000,
+            "trial_design": 3_000,
+            "portfolio": 9_000,
+        },
         "eval_episodes": None,
         "eval_episodes_by_family": {"recruitment": 40, "trial_design": 480, "portfolio": 480},
         "curve_episodes": None,
@@ -85,6 +88,32 @@ def test_the_canonical_preset_describes_the_committed_run():
     assert preset["protocol"]["seeds"] == manifest["grid"]["seeds"]
     set_by_preset = {k: v for k, v in preset["protocol"].items() if k != "seeds"}
     assert set_by_preset == {k: manifest["protocol"][k] for k in set_by_preset}
+
+
+@pytest.mark.parametrize(
+    "folder",
+    sorted((ROOT / "data" / "long_budget").glob("*")),
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_a_long_budget_run_is_the_canonical_protocol_with_ten_times_the_steps(folder):
+    """``preset=long`` on the canonical seeds: each family's training budget 10 times the
+    canonical run's, the same evaluation, validation and checkpoint protocol; scores
+    only (no operating-characteristic episodes or null worlds)."""
+    canonical = json.loads((ROOT / "data" / "sweep_results" / "manifest.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    long, base = manifest["protocol"], canonical["protocol"]
+    assert manifest["grid"]["seeds"] == canonical["grid"]["seeds"]
+    assert manifest["evaluation"] == canonical["evaluation"]
+    assert long["budget_scale"] == 10 and base["budget_scale"] == 1
+    families = long["train_steps_by_family"]
+    assert families and all(
+        steps == 10 * base["train_steps_by_family"][family] for family, steps in families.items()
+    )
+    for key in ("eval_episodes_by_family", "curve_episodes_by_family"):
+        assert long[key] == {f: base[key][f] for f in families}
+    for key in ("curve_points", "select_checkpoint", "train_steps", "eval_episodes"):
+        assert long[key] == base[key]
+    assert long["oc_episodes"] == long["null_episodes"] == 0
 
 
 @pytest.mark.parametrize("folder", RUNS, ids=lambda p: p.relative_to(ROOT).as_posix())
