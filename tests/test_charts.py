@@ -357,9 +357,7 @@ def test_profile_band_agrees_with_rliable(seed):
         points, cis = library.create_performance_profile({"a": scores}, taus, reps=4000)
     finally:
         np.random.seed(None)
-    profile, lo, hi = performance_profile_ci(
-        scores, taus, np.random.default_rng(seed), reps=4000
-    )
+    profile, lo, hi = performance_profile_ci(scores, taus, np.random.default_rng(seed), reps=4000)
     assert np.array_equal(profile, points["a"])
     # both are Monte Carlo percentiles of a distribution on a grid of 1/30: at most one
     # grid step apart where a quantile falls on a jump
@@ -385,3 +383,39 @@ def test_performance_profile_draws_a_band_per_agent(smoke):
     for agent, line in lines.items():
         assert line.get_marker() == data.markers[agent]
         assert line.get_color() == data.colors[agent]
+
+
+def _names_rows(ax) -> bool:
+    """Whether a drawn heatmap panel shows its agents' names."""
+    return any(t.get_visible() and t.get_text() for t in ax.get_yticklabels())
+
+
+def test_many_agents_move_the_profile_legend_under_its_panels_and_name_heatmap_rows_once():
+    """The offline study's 19 agents (long names, one family): the performance profile's
+    legend goes under the panels, the heatmap names the agents on its first panel only,
+    and matplotlib's layout keeps every panel (no collapsed axes); the canonical run's
+    eight agents over three families keep a legend beside each panel and every panel's
+    names."""
+    import warnings
+
+    from clinbench.charts import load_chart_data
+    from clinbench.charts.figures import PROFILE_SIDE_LEGEND, performance_profile, seed_heatmap
+
+    root = Path(clinbench.__file__).resolve().parents[1]
+    many = load_chart_data(root / "data" / "offline_study" / "trial_design")
+    few = load_chart_data(root / CANONICAL_RESULTS)
+    assert len(many.agents) > PROFILE_SIDE_LEGEND >= len(few.agents)
+    with style(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # "constrained_layout not applied" fails here
+        fig = performance_profile(many, DOUBLE_COLUMN)
+        fig.canvas.draw()
+        assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == len(many.agents)
+        assert all(ax.get_legend() is None for ax in fig.axes)
+        heat = seed_heatmap(many, DOUBLE_COLUMN)
+        heat.canvas.draw()
+        assert [_names_rows(ax) for ax in heat.axes if ax.get_visible()] == [True, False, False]
+        fig = performance_profile(few, DOUBLE_COLUMN)
+        assert not fig.legends and all(ax.get_legend() is not None for ax in fig.axes)
+        heat = seed_heatmap(few, DOUBLE_COLUMN)
+        heat.canvas.draw()
+        assert all(ax.get_yticklabels()[0].get_text() for ax in heat.axes if ax.get_visible())

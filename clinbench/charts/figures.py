@@ -227,12 +227,13 @@ def seed_heatmap(d: ChartData, width: float) -> Figure:
     cells = d.cell_scores()
     ncols = columns(len(d.tasks), width)
     fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
-    for ax, task in zip(axes, d.tasks, strict=False):
+    listed = [[a for a in d.agents if a in set(cells[cells.task == t].agent)] for t in d.tasks]
+    # where every panel lists the same agents, their names once per row of panels
+    shared = all(rows == listed[0] for rows in listed)
+    for i, (ax, task) in enumerate(zip(axes, d.tasks, strict=False)):
         m = cells[cells.task == task].pivot(index="agent", columns="seed", values="score")
-        m = m.reindex(
-            index=[a for a in d.agents if a in m.index],
-            columns=[s for s in d.seeds if s in m.columns],
-        )
+        m = m.reindex(index=listed[i], columns=[s for s in d.seeds if s in m.columns])
+        repeat = shared and i % ncols > 0
         sns.heatmap(
             m,
             ax=ax,
@@ -248,7 +249,7 @@ def seed_heatmap(d: ChartData, width: float) -> Figure:
         ax.set_title(task)
         ax.set_xlabel("seed")
         ax.set_ylabel("")
-        ax.tick_params(axis="y", rotation=0)
+        ax.tick_params(axis="y", rotation=0, labelleft=not repeat, left=not repeat)
         ax.grid(False)
     suptitle(
         fig,
@@ -435,6 +436,10 @@ def profile_rng(d: ChartData, env: str, agent: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, *labels]))
 
 
+#: The most agents the performance profile lists beside its panel (more go under it).
+PROFILE_SIDE_LEGEND = 10
+
+
 def performance_profile(d: ChartData, width: float) -> Figure:
     """Fraction of runs (tasks x seeds) with normalised score above tau, per family, with
     rliable's pointwise stratified bootstrap 95 % band (seeds resampled within each task)."""
@@ -444,8 +449,16 @@ def performance_profile(d: ChartData, width: float) -> Figure:
     envs = [e for e in dict.fromkeys(d.task_env(t) for t in d.tasks) if d.tasks_of(e)]
     envs = [e for e in envs if norm.task.isin(d.tasks_of(e)).any()] or envs[:1]
     w = min(width, 5.0)
+    # a legend of more entries than a panel's height holds goes under the panels, in two
+    # columns
+    below = len(d.agents) > PROFILE_SIDE_LEGEND
+    rows = -(-len(d.agents) // 2) if below else 0
     fig, axes = plt.subplots(
-        len(envs), 1, figsize=(w, 2.4 * len(envs) + 0.4), layout="constrained", squeeze=False
+        len(envs),
+        1,
+        figsize=(w, 2.4 * len(envs) + 0.4 + 0.2 * rows),
+        layout="constrained",
+        squeeze=False,
     )
     for ax, env in zip(axes.flat, envs, strict=True):
         part = norm[norm.task.isin(d.tasks_of(env))]
@@ -474,10 +487,17 @@ def performance_profile(d: ChartData, width: float) -> Figure:
                 markevery=(3 * i % 30, 30),
             )
             ax.fill_between(taus, lo, hi, color=d.colors[agent], alpha=0.15, lw=0)
-        ax.set_title(f"{env} ({len(d.tasks_of(env))} tasks)")
+        n_tasks = len(d.tasks_of(env))
+        ax.set_title(f"{env} ({n_tasks} task{'s' if n_tasks != 1 else ''})")
         ax.set_xlabel(r"normalised score $\tau$")
         ax.set_ylabel(r"runs with score > $\tau$")
-        ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        if not below:
+            ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if below:  # one legend for every panel (an agent has one colour and marker)
+        entries = {lab: h for ax in axes.flat for h, lab in zip(*ax.get_legend_handles_labels())}
+        fig.legend(
+            entries.values(), entries.keys(), loc="outside lower center", ncol=2, frameon=False
+        )
     _title(
         axes.flat[0],
         f"Performance profile per family over its tasks x {_seeds(len(d.seeds))} (0 and 1: "
