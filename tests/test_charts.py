@@ -393,13 +393,19 @@ def _names_rows(ax) -> bool:
 def test_many_agents_move_the_profile_legend_under_its_panels_and_name_heatmap_rows_once():
     """The offline study's 19 agents (long names, one family): the performance profile's
     legend goes under the panels, the heatmap names the agents on its first panel only,
-    and matplotlib's layout keeps every panel (no collapsed axes); the canonical run's
-    eight agents over three families keep a legend beside each panel and every panel's
-    names."""
+    the pairwise matrix keeps its significance marks but not its numbers, and
+    matplotlib's layout keeps every panel (no collapsed axes); the canonical run's
+    eight agents over three families keep a legend beside each panel, every panel's
+    names and the matrix's numbers."""
     import warnings
 
     from clinbench.charts import load_chart_data
-    from clinbench.charts.figures import PROFILE_SIDE_LEGEND, performance_profile, seed_heatmap
+    from clinbench.charts.figures import (
+        PROFILE_SIDE_LEGEND,
+        pairwise_significance,
+        performance_profile,
+        seed_heatmap,
+    )
 
     root = Path(clinbench.__file__).resolve().parents[1]
     many = load_chart_data(root / "data" / "offline_study" / "trial_design")
@@ -414,6 +420,12 @@ def test_many_agents_move_the_profile_legend_under_its_panels_and_name_heatmap_r
         heat = seed_heatmap(many, DOUBLE_COLUMN)
         heat.canvas.draw()
         assert [_names_rows(ax) for ax in heat.axes if ax.get_visible()] == [True, False, False]
+        pairs = pairwise_significance(many, DOUBLE_COLUMN)
+        pairs.canvas.draw()
+        marks = {t.get_text() for t in pairs.axes[0].texts}
+        assert marks == {"", "*"}  # the significance marks alone
+        pairs = pairwise_significance(few, DOUBLE_COLUMN)
+        assert any(re.fullmatch(r"-?\d+\.\d\*?", t.get_text()) for t in pairs.axes[0].texts)
         fig = performance_profile(few, DOUBLE_COLUMN)
         assert not fig.legends and all(ax.get_legend() is not None for ax in fig.axes)
         heat = seed_heatmap(few, DOUBLE_COLUMN)

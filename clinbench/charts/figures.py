@@ -324,6 +324,10 @@ def _effect_matrix(fam: dict, agents: list[str]) -> tuple[np.ndarray, np.ndarray
     return value, sig
 
 
+#: The most agents whose pairwise matrix prints each effect size in its cell.
+PAIRWISE_NUMBERS = 10
+
+
 def pairwise_significance(d: ChartData, width: float) -> Figure:
     """The primary test's effect size of each pair on each family's aggregate,
     Holm-significant pairs marked (one matrix per confirmatory family)."""
@@ -331,10 +335,13 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
     k = max((len(_family_agents(d, f)) for f in fams), default=2)
     # the colour bar takes about 0.8 in beside each square matrix; the whole stays within width
     size = min(width, 0.55 * k + 2.4)
+    # names written upright under a matrix of more than PAIRWISE_NUMBERS agents need height
+    longest = max((len(a) for f in fams for a in _family_agents(d, f)), default=0)
+    upright = 0.03 * longest if k > PAIRWISE_NUMBERS else 0.0
     fig, axes = plt.subplots(
         max(len(fams), 1),
         1,
-        figsize=(size, (size - 0.5) * max(len(fams), 1)),
+        figsize=(size, (size - 0.5 + upright) * max(len(fams), 1)),
         layout="constrained",
         squeeze=False,
     )
@@ -344,10 +351,12 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
         g, sig = _effect_matrix(fam, agents)
         # colours saturate at |g| = 3 (already a very large effect); the numbers are exact
         lim = min(3.0, float(np.nanmax(np.abs(g)))) if np.isfinite(g).any() else 1.0
+        # more agents than PAIRWISE_NUMBERS leave no room for the numbers: the marks only
+        numbers = len(agents) <= PAIRWISE_NUMBERS
         labels = np.array(
             [
                 [
-                    "" if np.isnan(v) else f"{v:.1f}" + ("*" if s else "")
+                    "" if np.isnan(v) else (f"{v:.1f}" if numbers else "") + ("*" if s else "")
                     for v, s in zip(rg, rs, strict=True)
                 ]
                 for rg, rs in zip(g, sig, strict=True)
@@ -368,16 +377,20 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
             cbar_kws={"label": f"{effect} (row - column)"},
         )
         ax.set_title(f"{fam['name']} (m = {fam['m']}, n = {_seeds(fam['seeds'])})")
-        ax.tick_params(axis="x", rotation=45)
+        ax.tick_params(axis="x", rotation=45 if numbers else 90)
         ax.tick_params(axis="y", rotation=0)
         ax.grid(False)
     if not fams:
         axes.flat[0].axis("off")
+    left_out = k > PAIRWISE_NUMBERS
     _title(
         axes.flat[0],
         f"Each family's aggregate normalised score, row vs column: {effect}; * = significant "
         f"after Holm within the family ({d.report['protocol']['test_name']}, alpha = "
-        f"{d.report['protocol']['alpha']})",
+        f"{d.report['protocol']['alpha']})"
+        + (
+            f"; over {PAIRWISE_NUMBERS} agents, the colour alone gives {effect}" if left_out else ""
+        ),
         size,
     )
     return fig
