@@ -1,7 +1,7 @@
 """Recompute the normalisation references of every environment family and write them.
 
     python experiments/compute_reference_scores.py                 # writes the modules
-    python experiments/compute_reference_scores.py --check         # exit 1 if one is stale
+    python experiments/compute_reference_scores.py --check         # exit 1 if one is stale (CI)
     python experiments/compute_reference_scores.py --family trial_design
     python experiments/compute_reference_scores.py --seeds-count 20 --output /tmp/refs
 
@@ -9,7 +9,10 @@ Each reference is the mean score over the same fixed world seeds (``REFERENCE_SE
 ``REFERENCE_WORLDS`` = 1,000 per task by default, ``--seeds-count`` for fewer) of
 ``random`` and of the family's oracle reference planner (``PLANNER`` in
 ``clinbench/references/<family>.py``), with its standard error and the number of
-worlds, written to the module its ``Family.references`` names (or into ``--output``).
+worlds, written to the module its ``Family.references`` names (or into ``--output``),
+with the code identity that computed them (``CODE``,
+:func:`clinbench.references.reference_code`): the test suite checks that identity, CI
+recomputes the numbers. ``--jobs`` computes the tasks side by side (the same numbers).
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ import sys
 from pathlib import Path
 
 from clinbench.env.registry import env_ids, families, family, spec
-from clinbench.references import REFERENCE_WORLDS, reference_scores, reference_seeds
+from clinbench.references import (
+    REFERENCE_WORLDS,
+    reference_code,
+    reference_scores,
+    reference_seeds,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,10 +42,24 @@ def with_references() -> list[str]:
     return [f for f in families() if family(f).references]
 
 
-def render(name: str, count: int = REFERENCE_WORLDS) -> str:
-    """The Python source of the family's constants module, over ``count`` worlds per task."""
+def _scores(name: str, env_id: str, count: int) -> dict[str, dict[str, float]]:
     planner = importlib.import_module(f"clinbench.references.{name}").PLANNER
+    return reference_scores(env_id, planner, reference_seeds(count))
+
+
+def render(name: str, count: int = REFERENCE_WORLDS, jobs: int = 1) -> str:
+    """The Python source of the family's constants module, over ``count`` worlds per task
+    (``jobs`` processes compute its tasks side by side)."""
     seeds = reference_seeds(count)
+    tasks = [i for i in env_ids() if spec(i).env == name]
+    if jobs > 1:
+        from joblib import Parallel, delayed
+
+        computed = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky")(
+            delayed(_scores)(name, env_id, count) for env_id in tasks
+        )
+    else:
+        computed = [_scores(name, env_id, count) for env_id in tasks]
     lines = [
         '"""Normalisation references per task (generated: do not edit by hand).',
         "",
@@ -48,13 +70,12 @@ def render(name: str, count: int = REFERENCE_WORLDS) -> str:
         '"""',
         "",
         f"TASK_VERSION = {family(name).task_version}",
+        "#: clinbench's version and a hash of the sources that computed these numbers",
+        f"CODE = {reference_code(name)!r}",
         "",
         "REFERENCE_SCORES: dict[str, dict[str, float]] = {",
     ]
-    for env_id in env_ids():
-        if spec(env_id).env != name:
-            continue
-        scores = reference_scores(env_id, planner, seeds)
+    for env_id, scores in zip(tasks, computed, strict=True):
         lines.append(f"    {spec(env_id).task!r}: {{")
         for key, s in scores.items():
             lines.append(f"        {key!r}: {s['mean']!r},")
@@ -79,18 +100,23 @@ def main(argv: list[str] | None = None) -> int:
         help=f"reference worlds per task (default {REFERENCE_WORLDS})",
     )
     parser.add_argument(
+        "--jobs", type=int, default=1, help="processes computing tasks side by side (default 1)"
+    )
+    parser.add_argument(
         "--output", type=Path, help="write <family>_scores.py into this folder instead"
     )
     args = parser.parse_args(argv)
     if args.seeds_count < 2:
         parser.error("--seeds-count must be at least 2 (a standard error needs two worlds)")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     names = args.family or with_references()
     unknown = sorted(set(names) - set(with_references()))
     if unknown:
         parser.error(f"no references for {unknown}; valid: {', '.join(with_references())}")
     stale = 0
     for name in names:
-        text = render(name, args.seeds_count)
+        text = render(name, args.seeds_count, args.jobs)
         path = args.output / target(name).name if args.output else target(name)
         if args.check:
             if not path.exists() or path.read_text() != text:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -18,6 +20,30 @@ def load_script(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def clinbench_sources_run(call: Callable[[], Any]) -> set[str]:
+    """The clinbench sources (relative to the package) whose functions ``call`` runs, as
+    the profiler sees them: what a code identity must cover."""
+    import clinbench
+
+    root = Path(clinbench.__file__).resolve().parent
+    seen: set[str] = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.add(frame.f_code.co_filename)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return {
+        Path(f).resolve().relative_to(root).as_posix()
+        for f in seen
+        if Path(f).resolve().is_relative_to(root)
+    }
 
 
 def same(a: Any, b: Any) -> bool:

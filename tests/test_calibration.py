@@ -6,11 +6,16 @@ regressions of the reference benchmark (tests/test_recruitment_regressions.py).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_helpers import clinbench_sources_run, load_script
 
+import clinbench
 from clinbench.agents.context import AgentContext
 from clinbench.agents.reference_planner import ReferencePlanner
 from clinbench.agents.registry import make_agent
@@ -20,6 +25,8 @@ from clinbench.episode import play_episode
 from clinbench.evaluation_key import PUBLIC
 from clinbench.protocol import EVALUATION, acting_seeds
 
+REPO = Path(clinbench.__file__).resolve().parents[1]
+REFERENCE_SCRIPT = REPO / "experiments" / "compute_reference_scores.py"
 CALIBRATION_SEEDS = tuple(range(500, 530))
 TASK_NAMES = tuple(TASKS)
 MIN_PLANNER_ENROLMENT = {"easy_bench": 0.9, "medium_bench": 0.7, "hard_bench": 0.5}
@@ -65,18 +72,84 @@ def test_return_equals_score_on_every_episode(task, agent):
         assert 0.0 <= ep.score <= 1.0
 
 
-def test_stored_reference_scores_are_current():
-    """The constants equal a fresh computation (so a model change cannot leave them stale)."""
-    import importlib.util
-    from pathlib import Path
+def _reference_script():
+    return load_script(REFERENCE_SCRIPT)
 
-    path = Path(__file__).resolve().parents[1] / "experiments/compute_reference_scores.py"
-    spec = importlib.util.spec_from_file_location("compute_reference_scores", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+
+def test_stored_references_come_from_today_s_code():
+    """Each family's constants carry the code identity that computed them: an edit to
+    any source the computation runs (traced below) fails this until they are
+    recomputed. CI recomputes the numbers themselves (next test)."""
+    import importlib
+
+    from clinbench.env.registry import family
+    from clinbench.references import reference_code
+
+    module = _reference_script()
     assert module.with_references() == ["recruitment", "trial_design", "portfolio"]
     for name in module.with_references():
-        assert module.target(name).read_text() == module.render(name), name
+        stored = importlib.import_module(family(name).references)
+        assert stored.CODE == reference_code(name), f"{name}: run {REFERENCE_SCRIPT.name}"
+        assert f"CODE = {stored.CODE!r}" in module.target(name).read_text()
+
+
+def test_ci_recomputes_the_stored_references():
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "python experiments/compute_reference_scores.py --check" in ci
+
+
+@pytest.mark.parametrize("name", ["recruitment", "trial_design", "portfolio"])
+def test_computing_the_references_runs_only_identified_code(name):
+    """The profiler sees every clinbench function the computation calls; each must be
+    in :func:`reference_code_files`, so ``CODE`` moves with any of them."""
+    import importlib
+
+    from clinbench.env.registry import env_ids, spec
+    from clinbench.references import reference_code_files, reference_scores, reference_seeds
+
+    planner = importlib.import_module(f"clinbench.references.{name}").PLANNER
+    env_id = next(i for i in env_ids() if spec(i).env == name)
+    reference_scores(env_id, planner, reference_seeds(2))  # imports, outside the count
+    executed = clinbench_sources_run(
+        lambda: reference_scores(env_id, planner, reference_seeds(2))
+    )
+    assert f"references/{name}.py" in executed and any(
+        f.startswith(f"env/{name}/") for f in executed
+    )
+    assert executed - set(reference_code_files(name)) - {"agents/registry.py"} == set()
+
+
+def test_the_script_computes_the_same_modules_with_two_jobs(tmp_path):
+    """``--jobs 2`` (worker processes) writes the bytes one process renders."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REFERENCE_SCRIPT),
+            "--family",
+            "portfolio",
+            "--seeds-count",
+            "3",
+            "--jobs",
+            "2",
+            "--output",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    module = _reference_script()
+    assert (tmp_path / "portfolio_scores.py").read_text() == module.render("portfolio", 3)
+    stale = (tmp_path / "portfolio_scores.py").read_text().replace("'worlds': 3", "'worlds': 4")
+    (tmp_path / "portfolio_scores.py").write_text(stale)
+    assert (
+        module.main(
+            ["--family", "portfolio", "--seeds-count", "3", "--check", "--output", str(tmp_path)]
+        )
+        == 1
+    )
 
 
 def test_normalised_score_maps_references_to_zero_and_one():

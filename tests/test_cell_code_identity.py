@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_helpers import clinbench_sources_run
 
 import clinbench
 from clinbench.agents.registry import _load_builtin, agent_entries, agent_entry, agent_source_files
@@ -42,22 +43,7 @@ def _cases() -> list[tuple[str, str]]:
 
 
 def _executed(env_id: str, agent: str) -> set[str]:
-    seen: set[str] = set()
-
-    def profile(frame, event, arg):
-        if event == "call":
-            seen.add(frame.f_code.co_filename)
-
-    sys.setprofile(profile)
-    try:
-        run_cell(env_id, agent, 3, TINY, {})
-    finally:
-        sys.setprofile(None)
-    return {
-        Path(f).resolve().relative_to(ROOT).as_posix()
-        for f in seen
-        if Path(f).resolve().is_relative_to(ROOT)
-    }
+    return clinbench_sources_run(lambda: run_cell(env_id, agent, 3, TINY, {}))
 
 
 @pytest.mark.parametrize(("agent", "family"), _cases())

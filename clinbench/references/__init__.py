@@ -96,6 +96,40 @@ def reference_means(
     return {name: s["mean"] for name, s in reference_scores(env_id, planner, seeds).items()}
 
 
+def reference_code_files(family: str) -> list[str]:
+    """The sources, relative to the package, that computing ``family``'s references runs:
+    its cells' code (:func:`clinbench.sweep.cells.cell_code_files`), this package, the
+    family's planner module and the agent modules ``random`` and the planner use.
+
+    A test traces :func:`reference_scores` against this list, as the cells' is traced.
+    """
+    from pathlib import Path
+
+    import clinbench
+    from clinbench.agents.registry import agent_entry, agent_source_files
+    from clinbench.sweep.cells import cell_code_files
+
+    root = Path(clinbench.__file__).resolve().parent
+    planner = root / "references" / f"{family}.py"
+    agents = agent_source_files([agent_entry("random").require()], [planner])
+    files = [
+        *cell_code_files(family),
+        *(p.relative_to(root).as_posix() for p in (Path(__file__).resolve(), planner)),
+        *(p.resolve().relative_to(root).as_posix() for p in agents),
+    ]
+    return list(dict.fromkeys(files))
+
+
+def reference_code(family: str) -> str:
+    """clinbench's version plus a hash of :func:`reference_code_files`: stored beside the
+    references (``CODE``), so a quick test can tell they come from today's code; a full
+    recomputation (``experiments/compute_reference_scores.py --check``) runs in CI."""
+    import clinbench
+    from clinbench.sweep.cells import sources_digest
+
+    return f"{clinbench.__version__}+{sources_digest(reference_code_files(family))}"
+
+
 def normalised_score(env_id: str, score: float) -> float:
     """:func:`normalise` with the stored references of ``env_id``'s task."""
     import importlib

@@ -75,10 +75,10 @@ def code_id(env: str) -> str:
     Editing one family's simulator or its own agents re-runs that family's cells, not
     the others'.
     """
-    return f"{clinbench.__version__}+{_digest(cell_code_files(env))}"
+    return f"{clinbench.__version__}+{sources_digest(cell_code_files(env))}"
 
 
-def _digest(rels: Iterable[str]) -> str:
+def sources_digest(rels: Iterable[str]) -> str:
     """12 hex digits of SHA-256 over each source's path (relative to the package) and
     bytes, in the given order."""
     root = Path(clinbench.__file__).parent
@@ -99,7 +99,7 @@ _REMOTE_CODE = ("serve/remote.py", "serve/wire.py")
 @cache
 def _files_digest(parts: tuple[str, ...]) -> str:
     root = Path(clinbench.__file__).parent
-    return _digest(
+    return sources_digest(
         f.relative_to(root).as_posix() for part in parts for f in sorted(root.glob(part))
     )
 
