@@ -2,6 +2,7 @@
 
     python benchmarks/report_speed.py [--results data/sweep_results] [--repeat 3]
     python benchmarks/report_speed.py --limit 16    # exit 1 if the report takes longer
+    python benchmarks/report_speed.py --export      # + paper figures: one process vs the pool
 
 Reports into a temporary copy of the results folder, so the committed files are not
 touched; the default folder is the canonical grid (9 agents x 6 tasks x 5 seeds). The
@@ -16,6 +17,10 @@ by doubling instead of bisecting from 100,000). The limit the report must stay w
 is twice the former: ``--limit 16``. On this round's canonical grid (7 agents x 6 tasks x
 5 seeds, 40 / 480 evaluation episodes per cell, an AMD EPYC with a test run sharing it):
 5.7 s CPU, charts 14.8 s.
+
+``--export`` also times ``clinbench export``'s figures (every chart at both widths, PDF)
+drawn by one process and by the default pool (``clinbench.charts.draw``), in alternating
+rounds, and checks that both give the same bytes.
 """
 
 from __future__ import annotations
@@ -29,7 +34,28 @@ import time
 from pathlib import Path
 
 from clinbench.charts import render_all
+from clinbench.charts.data import load_chart_data
+from clinbench.charts.export import export_figures
 from clinbench.report import make_report
+
+
+def time_export(folder: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds of ``export_figures`` with one process and with the default pool, per
+    round (alternating); exits if the two give different files."""
+    data = load_chart_data(folder)
+    one, pool = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for jobs, times in ((1, one), (None, pool)):
+                out = Path(tmp) / f"{r}-{jobs}"
+                t0 = time.perf_counter()
+                export_figures(data, out, "pdf", jobs=jobs)
+                times.append(time.perf_counter() - t0)
+            a, b = Path(tmp) / f"{r}-1", Path(tmp) / f"{r}-None"
+            for f in sorted(a.iterdir()):
+                if f.read_bytes() != (b / f.name).read_bytes():
+                    sys.exit(f"{f.name}: the pool drew other bytes than one process")
+    return one, pool
 
 
 def main() -> int:
@@ -40,6 +66,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="report runs (median reported)")
     parser.add_argument("--limit", type=float, help="exit 1 if the median CPU time exceeds it")
     parser.add_argument("--no-charts", action="store_true", help="time the report only")
+    parser.add_argument(
+        "--export", action="store_true", help="time the paper figures, one process vs the pool"
+    )
     args = parser.parse_args()
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,6 +83,7 @@ def main() -> int:
         if not args.no_charts:
             render_all(folder, None)
         t2 = time.perf_counter()
+        exported = time_export(folder, max(1, args.repeat)) if args.export else None
     p = report["protocol"]
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     print(
@@ -63,6 +93,13 @@ def main() -> int:
     print(f"report (statistics + JSON + Markdown): {wall:.2f} s wall, {cpu:.2f} s CPU")
     if not args.no_charts:
         print(f"charts (SVG + PNG):                    {t2 - t1:.2f} s")
+    if exported is not None:
+        one, pool = (statistics.median(t) for t in exported)
+        rounds = ", ".join(f"{a:.1f}/{b:.1f}" for a, b in zip(*exported, strict=True))
+        print(
+            f"export figures (PDF, both widths):     one process {one:.2f} s, pool {pool:.2f} s "
+            f"({one / pool:.2f}x; rounds {rounds}), same bytes"
+        )
     if args.limit is not None and cpu > args.limit:
         print(f"the report took {cpu:.2f} s CPU, over the limit of {args.limit} s", file=sys.stderr)
         return 1

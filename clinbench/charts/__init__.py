@@ -45,33 +45,52 @@ def render_versions() -> dict[str, str | None]:
 
 
 def render_into(data: ChartData, folder: Path, jobs: int | None = None) -> list[Path]:
-    """Every chart, both formats, plus the versions file, into ``folder``.
+    """Every chart, both formats, plus the versions file, into ``folder``."""
+    charts = charts_for(data)
+    paths = draw(data, folder, [(name, name, DOUBLE_COLUMN) for name in charts], FORMATS, jobs=jobs)
+    versions = Path(folder).resolve() / VERSIONS_FILE
+    listing = {"libraries": render_versions(), "charts": list(charts)}
+    versions.write_text(json.dumps(listing, indent=2) + "\n")
+    return [*paths, versions]
 
-    The charts are independent files, so ``jobs`` processes (default: the cores, at most
-    :data:`MAX_JOBS`) render them side by side; each file is the same bytes as one
-    process renders (style and hash salt are per figure). Slowest first, so the last
-    chart does not start alone.
+
+#: A figure to draw: (chart name, file stem, width in inches).
+Figure = tuple[str, str, float]
+
+
+def draw(
+    data: ChartData,
+    folder: Path,
+    figures: list[Figure],
+    formats: tuple[str, ...],
+    paper: bool = False,
+    jobs: int | None = None,
+) -> list[Path]:
+    """Draw ``figures`` into ``folder`` in each of ``formats``, in the screen or paper style.
+
+    The figures are independent files, so ``jobs`` processes (default: the cores, at
+    most :data:`MAX_JOBS`) draw them side by side; each file is the same bytes as one
+    process draws (style and hash salt are per figure). Slowest first, so the last
+    figure does not start alone. Returns the paths in the order of ``figures``.
     """
     # absolute: worker processes are reused and keep the directory they started in
     folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    charts = charts_for(data)
-    names = sorted(charts, key=lambda n: -SLOW.get(n, 0.0))
-    jobs = min(len(names), jobs or min(MAX_JOBS, os.cpu_count() or 1))
+    order = sorted(range(len(figures)), key=lambda i: -SLOW.get(figures[i][0], 0.0))
+    jobs = min(len(figures), jobs or min(MAX_JOBS, os.cpu_count() or 1))
     if jobs > 1:
         from joblib import Parallel, delayed
 
         done = Parallel(n_jobs=jobs, backend="loky", batch_size=1)(
-            delayed(_render)(data, name, folder) for name in names
+            delayed(_draw)(data, figures[i], folder, formats, paper) for i in order
         )
     else:
-        done = [_render(data, name, folder, charts[name]) for name in names]
-    by_name = dict(zip(names, done, strict=True))
-    paths = [p for name in charts for p in by_name[name]]
-    versions = folder / VERSIONS_FILE
-    listing = {"libraries": render_versions(), "charts": list(charts)}
-    versions.write_text(json.dumps(listing, indent=2) + "\n")
-    return [*paths, versions]
+        charts = charts_for(data)
+        done = [
+            _draw(data, figures[i], folder, formats, paper, charts[figures[i][0]]) for i in order
+        ]
+    by_index = dict(zip(order, done, strict=True))
+    return [p for i in range(len(figures)) for p in by_index[i]]
 
 
 #: Seconds a chart took to render on the canonical results (an AMD EPYC, one core):
@@ -83,11 +102,19 @@ SLOW = {"seed_heatmap": 3.6, "pairwise_significance": 1.4, "agent_comparison": 1
 MAX_JOBS = 4
 
 
-def _render(data: ChartData, name: str, folder: Path, chart=None) -> list[Path]:
-    """One chart, both formats (``chart`` looked up again in a worker process)."""
+def _draw(
+    data: ChartData,
+    figure: Figure,
+    folder: Path,
+    formats: tuple[str, ...],
+    paper: bool,
+    chart=None,
+) -> list[Path]:
+    """One figure, each format (``chart`` looked up again in a worker process)."""
+    name, stem, width = figure
     chart = chart or charts_for(data)[name]
-    with style():
-        return save(chart(data, DOUBLE_COLUMN), folder, name, FORMATS)
+    with style(paper=paper):
+        return save(chart(data, width), folder, stem, formats)
 
 
 def render_all(results: Path, docs: Path | None) -> list[Path]:

@@ -13,22 +13,24 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from clinbench.charts import CANONICAL_RESULTS
+from clinbench.charts import CANONICAL_RESULTS, draw
 from clinbench.charts.data import ChartData, load_chart_data
 from clinbench.charts.figures import charts_for
-from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN, save, style
+from clinbench.charts.style import DOUBLE_COLUMN, SINGLE_COLUMN
 
 WIDTHS = {"single": SINGLE_COLUMN, "double": DOUBLE_COLUMN}
 DAGGER = r"$^\dagger$"
 
 
-def export_figures(data: ChartData, out: Path, fmt: str) -> list[Path]:
-    paths: list[Path] = []
-    with style(paper=True):
-        for name, chart in charts_for(data).items():
-            for label, width in WIDTHS.items():
-                paths += save(chart(data, width), out, f"{name}_{label}", (fmt,))
-    return paths
+def export_figures(data: ChartData, out: Path, fmt: str, jobs: int | None = None) -> list[Path]:
+    """Every chart at each width of :data:`WIDTHS`, in the paper style, drawn side by side
+    in ``jobs`` processes (:func:`clinbench.charts.draw`)."""
+    figures = [
+        (name, f"{name}_{label}", width)
+        for name in charts_for(data)
+        for label, width in WIDTHS.items()
+    ]
+    return draw(data, out, figures, (fmt,), paper=True, jobs=jobs)
 
 
 def _tex(name: str) -> str:
