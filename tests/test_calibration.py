@@ -83,7 +83,7 @@ def test_stored_references_come_from_today_s_code():
     import importlib
 
     from clinbench.env.registry import family
-    from clinbench.references import reference_code
+    from clinbench.references import REFERENCE_WORLDS, reference_code
 
     module = _reference_script()
     assert module.with_references() == ["recruitment", "trial_design", "portfolio"]
@@ -91,11 +91,17 @@ def test_stored_references_come_from_today_s_code():
         stored = importlib.import_module(family(name).references)
         assert stored.CODE == reference_code(name), f"{name}: run {REFERENCE_SCRIPT.name}"
         assert f"CODE = {stored.CODE!r}" in module.target(name).read_text()
+        assert {ref["worlds"] for ref in stored.REFERENCE_SCORES.values()} == {REFERENCE_WORLDS}
 
 
 def test_ci_recomputes_the_stored_references():
-    ci = (REPO / ".ci" / "run").read_text()
-    assert "python experiments/compute_reference_scores.py --check" in ci
+    """A command line of its own (``set -e``: its failure fails CI), after the tests."""
+    lines = (REPO / ".ci" / "run").read_text().splitlines()
+    assert "set -euo pipefail" in lines
+    check = "python experiments/compute_reference_scores.py --check --jobs 2"
+    assert check in lines and lines.index(check) > lines.index(
+        next(line for line in lines if "python -m pytest" in line)
+    )
 
 
 @pytest.mark.parametrize("name", ["recruitment", "trial_design", "portfolio"])

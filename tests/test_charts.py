@@ -109,18 +109,19 @@ def test_charts_rendered_side_by_side_are_the_bytes_one_process_renders(smoke, t
     assert tree(tmp_path / "one") == tree(tmp_path / "two")
 
 
-def test_paper_figures_drawn_side_by_side_are_the_bytes_one_process_draws(smoke, tmp_path):
-    """``clinbench export`` draws its figures (each chart at both widths) on a pool too."""
+def test_paper_figures_drawn_side_by_side_are_the_bytes_one_process_draws(
+    smoke, paper, tmp_path
+):
+    """``clinbench export`` (the ``paper`` fixture: a pool of processes on a machine of
+    more than one core) draws the PDFs one process draws, each chart at both widths."""
     from clinbench.charts.data import load_chart_data
     from clinbench.charts.export import WIDTHS, export_figures
     from clinbench.charts.figures import charts_for
 
     data = load_chart_data(smoke)
-    one = export_figures(data, tmp_path / "one", "svg", jobs=1)
-    two = export_figures(data, tmp_path / "two", "svg", jobs=2)
-    names = [f"{c}_{w}.svg" for c in charts_for(data) for w in WIDTHS]
-    assert [p.name for p in one] == [p.name for p in two] == names
-    assert tree(tmp_path / "one") == tree(tmp_path / "two")
+    one = export_figures(data, tmp_path, "pdf", jobs=1)
+    assert [p.name for p in one] == [f"{c}_{w}.pdf" for c in charts_for(data) for w in WIDTHS]
+    assert tree(tmp_path) == tree(paper / "figures")
 
 
 def test_a_relative_folder_is_the_caller_s_after_a_change_of_directory(

@@ -201,6 +201,9 @@ def assert_same_as_reference_rows(results: Path, reference: Path) -> None:
         expected = pd.read_csv(reference / name)
         expected = expected[expected.task.isin(ONE_TASK_PER_FAMILY[1:])].reset_index(drop=True)
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    tasks = set(ONE_TASK_PER_FAMILY[1:])
+    theirs = {(r["key"]["task"], r["hash"]) for r in records(reference).values()}
+    assert [p.stem for p in cell_files(results)] == sorted(h for t, h in theirs if t in tasks)
     for path in cell_files(results):
         ours, theirs = (
             json.loads(path.read_text()),

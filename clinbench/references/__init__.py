@@ -96,10 +96,16 @@ def reference_means(
     return {name: s["mean"] for name, s in reference_scores(env_id, planner, seeds).items()}
 
 
+#: Cell code that computing the references never runs: the learners' shared code and the
+#: isolated player (an edit there leaves the references' identity as it is).
+_NOT_REFERENCE_CODE = ("agents/core/", "agents/learner.py", "isolation.py")
+
+
 def reference_code_files(family: str) -> list[str]:
     """The sources, relative to the package, that computing ``family``'s references runs:
-    its cells' code (:func:`clinbench.sweep.cells.cell_code_files`), this package, the
-    family's planner module and the agent modules ``random`` and the planner use.
+    its cells' code (:func:`clinbench.sweep.cells.cell_code_files`) but
+    :data:`_NOT_REFERENCE_CODE`, this package, the family's planner module and the agent
+    modules ``random`` and the planner use.
 
     A test traces :func:`reference_scores` against this list, as the cells' is traced.
     """
@@ -113,7 +119,7 @@ def reference_code_files(family: str) -> list[str]:
     planner = root / "references" / f"{family}.py"
     agents = agent_source_files([agent_entry("random").require()], [planner])
     files = [
-        *cell_code_files(family),
+        *(f for f in cell_code_files(family) if not f.startswith(_NOT_REFERENCE_CODE)),
         *(p.relative_to(root).as_posix() for p in (Path(__file__).resolve(), planner)),
         *(p.resolve().relative_to(root).as_posix() for p in agents),
     ]

@@ -8,7 +8,7 @@ with its standard error (``<policy>_se``) and the number of worlds (``worlds``):
 
 TASK_VERSION = 1
 #: clinbench's version and a hash of the sources that computed these numbers
-CODE = '0.1.0+15899b8d9b56'
+CODE = '0.1.0+58495f2df830'
 
 REFERENCE_SCORES: dict[str, dict[str, float]] = {
     'develop': {
