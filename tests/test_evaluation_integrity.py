@@ -408,7 +408,9 @@ def test_the_report_reveals_a_key_that_verifies(held_out, tmp_path):
 
     folder = tmp_path / "copy"
     shutil.copytree(held_out, folder)
-    result = runner.invoke(app, ["report", "--results", str(folder), "--reproducible"])
+    result = runner.invoke(
+        app, ["report", "--results", str(folder), "--reproducible", "--no-charts"]
+    )
     assert result.exit_code == 0, result.output
     state = json.loads((folder / "benchmark_report.json").read_text())["protocol"]["evaluation_key"]
     key = evaluation_key.read(folder / evaluation_key.KEY_FILE)

@@ -577,7 +577,7 @@ def test_an_offline_sweep_names_splits_resumes_and_reports(store, tmp_path):
 
     from clinbench.cli.app import app
 
-    result = CliRunner().invoke(app, ["report", "--results", str(tmp_path / "r")])
+    result = CliRunner().invoke(app, ["report", "--results", str(tmp_path / "r"), "--no-charts"])
     assert result.exit_code == 0, result.output
     report = (tmp_path / "r" / "benchmark_report.md").read_text()
     assert "## Offline agents and their data" in report

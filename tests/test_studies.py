@@ -167,7 +167,9 @@ def test_the_report_leaves_out_a_study_of_other_seeds_older_code_or_a_bad_file(
 
     def report_with(record_text: str) -> tuple[str, list[str]]:
         target.write_text(record_text)
-        result = runner.invoke(app, ["report", "--results", str(folder), "--reproducible"])
+        result = runner.invoke(
+            app, ["report", "--results", str(folder), "--reproducible", "--no-charts"]
+        )
         assert result.exit_code == 0, result.output
         report = json.loads((folder / "benchmark_report.json").read_text())
         return (folder / "benchmark_report.md").read_text(), report["warnings"]
