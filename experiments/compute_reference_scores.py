@@ -42,24 +42,20 @@ def with_references() -> list[str]:
     return [f for f in families() if family(f).references]
 
 
-def _scores(name: str, env_id: str, count: int) -> dict[str, dict[str, float]]:
-    planner = importlib.import_module(f"clinbench.references.{name}").PLANNER
-    return reference_scores(env_id, planner, reference_seeds(count))
-
-
 def render(name: str, count: int = REFERENCE_WORLDS, jobs: int = 1) -> str:
     """The Python source of the family's constants module, over ``count`` worlds per task
     (``jobs`` processes compute its tasks side by side)."""
+    planner = importlib.import_module(f"clinbench.references.{name}").PLANNER
     seeds = reference_seeds(count)
     tasks = [i for i in env_ids() if spec(i).env == name]
     if jobs > 1:
         from joblib import Parallel, delayed
 
         computed = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky")(
-            delayed(_scores)(name, env_id, count) for env_id in tasks
+            delayed(reference_scores)(env_id, planner, seeds) for env_id in tasks
         )
     else:
-        computed = [_scores(name, env_id, count) for env_id in tasks]
+        computed = [reference_scores(env_id, planner, seeds) for env_id in tasks]
     lines = [
         '"""Normalisation references per task (generated: do not edit by hand).',
         "",

@@ -72,10 +72,6 @@ def test_return_equals_score_on_every_episode(task, agent):
         assert 0.0 <= ep.score <= 1.0
 
 
-def _reference_script():
-    return load_script(REFERENCE_SCRIPT)
-
-
 def test_stored_references_come_from_today_s_code():
     """Each family's constants carry the code identity that computed them: an edit to
     any source the computation runs (traced below) fails this until they are
@@ -85,7 +81,7 @@ def test_stored_references_come_from_today_s_code():
     from clinbench.env.registry import family
     from clinbench.references import REFERENCE_WORLDS, reference_code
 
-    module = _reference_script()
+    module = load_script(REFERENCE_SCRIPT)
     assert module.with_references() == ["recruitment", "trial_design", "portfolio"]
     for name in module.with_references():
         stored = importlib.import_module(family(name).references)
@@ -146,7 +142,7 @@ def test_the_script_computes_the_same_modules_with_two_jobs(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    module = _reference_script()
+    module = load_script(REFERENCE_SCRIPT)
     assert (tmp_path / "portfolio_scores.py").read_text() == module.render("portfolio", 3)
     stale = (tmp_path / "portfolio_scores.py").read_text().replace("'worlds': 3", "'worlds': 4")
     (tmp_path / "portfolio_scores.py").write_text(stale)

@@ -189,21 +189,22 @@ def test_flags_win_over_a_preset_given_before_them(tmp_path):
 
 # --------------------------------------------------------------------------- backends
 #: One task of each family: every agent, on fewer cells than the reference's grid.
-ONE_TASK_PER_FAMILY = ("--tasks", "easy_bench", "effective_drug", "develop")
+SUBSET_TASKS = ("easy_bench", "effective_drug", "develop")
+ONE_TASK_PER_FAMILY = ("--tasks", *SUBSET_TASKS)
 
 
 def assert_same_as_reference_rows(results: Path, reference: Path) -> None:
-    """``results``' tables are the reference's rows of :data:`ONE_TASK_PER_FAMILY`, in order,
+    """``results``' tables are the reference's rows of :data:`SUBSET_TASKS`, in order,
     and each of its cell files is the reference's file of that name but for its timing
     (a cell's hash and record do not depend on the grid around it)."""
     for name in TABLES:
         got = pd.read_csv(results / name)
         expected = pd.read_csv(reference / name)
-        expected = expected[expected.task.isin(ONE_TASK_PER_FAMILY[1:])].reset_index(drop=True)
+        expected = expected[expected.task.isin(SUBSET_TASKS)].reset_index(drop=True)
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
-    tasks = set(ONE_TASK_PER_FAMILY[1:])
-    theirs = {(r["key"]["task"], r["hash"]) for r in records(reference).values()}
-    assert [p.stem for p in cell_files(results)] == sorted(h for t, h in theirs if t in tasks)
+    kept = records(reference).values()
+    hashes = sorted(r["hash"] for r in kept if r["key"]["task"] in SUBSET_TASKS)
+    assert [p.stem for p in cell_files(results)] == hashes
     for path in cell_files(results):
         ours, theirs = (
             json.loads(path.read_text()),
@@ -277,7 +278,7 @@ def _kill_part_way(results: Path, total: int) -> None:
 @pytest.mark.slow
 def test_killed_sweep_resumes_and_loses_nothing(tmp_path, reference):
     results = tmp_path / "killed"
-    total = len(expand(load(["preset=smoke", f"tasks=[{','.join(ONE_TASK_PER_FAMILY[1:])}]"])))
+    total = len(expand(load(["preset=smoke", f"tasks=[{','.join(SUBSET_TASKS)}]"])))
     _kill_part_way(results, total)
     finished = {p.name: p.read_bytes() for p in cell_files(results)}
     # what a kill in the middle of a write leaves behind
