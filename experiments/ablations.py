@@ -37,7 +37,7 @@ from clinbench.cli.app import app
 ROOT = Path(__file__).resolve().parents[1]
 #: label -> (results folder name, agent, overrides); recruitment unless in ``ENVS``
 ABLATIONS = {
-    "grpo (hcapo with omega = 0)": ("grpo", "grpo", ["agent.grpo.groups=4"]),
+    "grpo (hcapo with omega = 0)": ("grpo", "grpo", ["agent.grpo.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
     "klong, imitation only": ("klong_imitation_only", "klong", ["agent.klong.rl=false"]),
     "klong, no stages": ("klong_no_stages", "klong", ["agent.klong.stages=[180]"]),

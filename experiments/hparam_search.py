@@ -45,9 +45,9 @@ WORLDS = {"recruitment": 60, "trial_design": 300, "portfolio": 100}  # portfolio
 
 #: per agent: the grid searched (key -> values); every combination is one configuration
 GRIDS: dict[str, dict[str, list]] = {
-    "hcapo": {"groups": [1, 4], "omega": [0.25, 1.0]},
-    "memexrl": {"groups": [1, 4], "epochs": [4, 16]},
-    "klong": {"groups": [1, 4], "epochs": [4, 16]},
+    "hcapo": {"groups": [1, 4], "omega": [0.25, 1.0], "minibatch": [0, 64]},
+    "memexrl": {"groups": [1, 4], "epochs": [4, 16], "minibatch": [0, 64]},
+    "klong": {"groups": [1, 4], "epochs": [4, 16], "minibatch": [0, 64]},
     "mira": {"actor_steps": [60, 200], "lr": [0.01, 0.03]},
 }
 TASKS = {

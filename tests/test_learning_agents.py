@@ -79,7 +79,7 @@ def test_training_beats_the_untrained_policy(name):
 def test_hcapo_with_omega_zero_is_exactly_grpo():
     env = make("recruitment/easy_bench")
     hc = make_agent("hcapo", AgentContext.of(env), omega=0.0)
-    gr = make_agent("grpo", AgentContext.of(env), groups=hc.groups)
+    gr = make_agent("grpo", AgentContext.of(env), groups=hc.groups, minibatch=hc.minibatch)
     rng_h, rng_g = np.random.default_rng(11), np.random.default_rng(11)
     hc.train(training_env_factory("recruitment/easy_bench"), 48 * DAYS, rng_h)
     gr.train(training_env_factory("recruitment/easy_bench"), 48 * DAYS, rng_g)

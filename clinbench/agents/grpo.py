@@ -12,6 +12,9 @@ Hyper-parameters (``conf/agent/grpo.yaml``):
     groups (1): groups per update, collected at once.
     epochs (4): full-batch Adam steps per update.
     lr (0.03): Adam step size.
+    minibatch (0): with more rows than this in an update (0: never), stable-baselines3's
+        PPO schedule instead: ``minibatch_epochs`` (10) shuffled passes, an Adam step
+        at ``minibatch_lr`` (3e-4) per ``minibatch`` rows (docs/agents.md, grpo).
     clip_eps (0.2): PPO clipping.
     kl_beta (0.01): weight of KL(pi || reference).
     ent_coef (0.0): entropy bonus.
@@ -48,16 +51,31 @@ class GRPOAgent(LearningAgent):
         clip_eps: float = 0.2,
         kl_beta: float = 0.01,
         ent_coef: float = 0.0,
+        minibatch: int = 0,
+        minibatch_epochs: int = 10,
+        minibatch_lr: float = 3e-4,
         **config: Any,
     ):
         super().__init__(context, **config)
-        if group_size < 1 or groups < 1 or epochs < 0:
+        if group_size < 1 or groups < 1 or epochs < 0 or minibatch < 0 or minibatch_epochs < 0:
             raise ValueError(
-                f"group_size and groups must be >= 1 and epochs >= 0, "
-                f"got {group_size}, {groups}, {epochs}"
+                f"group_size and groups must be >= 1, epochs, minibatch and "
+                f"minibatch_epochs >= 0, got {group_size}, {groups}, {epochs}, "
+                f"{minibatch}, {minibatch_epochs}"
             )
         self.group_size, self.groups, self.epochs = group_size, groups, epochs
         self.clip_eps, self.kl_beta, self.ent_coef = clip_eps, kl_beta, ent_coef
+        self.minibatch, self.minibatch_epochs = minibatch, minibatch_epochs
+        self.minibatch_lr = minibatch_lr
+
+    def optimiser(self, rng: np.random.Generator) -> Adam:
+        """The update's Adam at ``lr``; with ``minibatch``, also the minibatch schedule's
+        Adam at ``minibatch_lr`` and its shuffling generator, spawned from ``rng`` (when
+        ``minibatch`` is 0 nothing is spawned, so ``rng``'s children stay as they were)."""
+        if self.minibatch:
+            self._shuffle = rng.spawn(1)[0]
+            self._minibatch_adam = Adam(self.policy.params, lr=self.minibatch_lr)
+        return Adam(self.policy.params, lr=self.lr)
 
     def step_advantages(self, group: list[Trajectory]) -> list[np.ndarray]:
         """Per-step advantages of each trajectory (GRPO: the episode's group advantage)."""
@@ -66,7 +84,7 @@ class GRPOAgent(LearningAgent):
 
     def learn(self, env: Env, rng: np.random.Generator) -> None:
         reference = self.policy.copy()
-        optimizer = Adam(self.policy.params, lr=self.lr)
+        optimizer = self.optimiser(rng)
         iteration = 0
         while self.steps_left > 0:
             groups = self.collect(env, rng, None, lambda: self.steps_left)
@@ -98,7 +116,8 @@ class GRPOAgent(LearningAgent):
     def update(
         self, group: list[Trajectory], advantages: list[np.ndarray], optimizer: Adam, reference
     ) -> None:
-        """One PPO-clip update on the group with the given per-step advantages."""
+        """One PPO-clip update on the group with the given per-step advantages: full-batch
+        steps, or the minibatch schedule when the batch holds more than ``minibatch`` rows."""
         x = self.std(np.concatenate([t.x for t in group]))
         mask = np.concatenate([t.mask for t in group])
         actions = np.concatenate([t.actions for t in group])
@@ -107,16 +126,19 @@ class GRPOAgent(LearningAgent):
         if not np.any(adv):
             return
         ref_logp = reference.forward(x, mask).logp
+        minibatched = 0 < self.minibatch < actions.size
         ppo_update(
             self.policy,
-            optimizer,
+            self._minibatch_adam if minibatched else optimizer,
             x,
             mask,
             actions,
             old_logp,
             adv,
             ref_logp,
-            epochs=self.epochs,
+            epochs=self.minibatch_epochs if minibatched else self.epochs,
+            minibatch=self.minibatch if minibatched else 0,
+            rng=self._shuffle if minibatched else None,
             clip_eps=self.clip_eps,
             kl_beta=self.kl_beta,
             ent_coef=self.ent_coef,

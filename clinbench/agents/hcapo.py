@@ -15,7 +15,8 @@ advantage = Q standardised over all (i, t) of the group; A = A_macro + omega * A
 with negative micro terms zeroed in successful trajectories. omega = 0 is exactly GRPO.
 
 Hyper-parameters (``conf/agent/hcapo.yaml``; GRPO's too):
-    omega (1.0): weight of the micro advantage; 0 collapses to GRPO exactly.
+    omega (0.25): weight of the micro advantage; 0 collapses to GRPO exactly; chosen by
+        the search on training worlds (``experiments/hparam_search.py``).
     gamma (0.986): the paper's 0.95 over 50 steps rescaled to 180 days.
     temperature (5.0): pi_hind = h^(1 / temperature).
     rho_clip ([0.8, 1.2]): bounds of the hindsight ratio.
@@ -25,8 +26,9 @@ Hyper-parameters (``conf/agent/hcapo.yaml``; GRPO's too):
     hindsight_rows (1500): at most this many rows (the most recent) per fit
         (``experiments/update_cost.py``: non-inferior to 3,000, and cheaper).
     hindsight_iters (30): L-BFGS iterations per refit (warm-started from the last fit).
-    groups (4; GRPO's default is 1): groups per update, collected at once; chosen by
-        the search on training worlds (``experiments/hparam_search.py``).
+    groups (1), minibatch (64; GRPO's default is 0): groups per update, collected at
+        once, and stable-baselines3's minibatch schedule for the update; chosen by the
+        search.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class HCAPOAgent(GRPOAgent):
     def __init__(
         self,
         context: AgentContext,
-        omega: float = 1.0,
+        omega: float = 0.25,
         gamma: float = 0.986,
         temperature: float = 5.0,
         rho_clip: tuple[float, float] = (0.8, 1.2),
@@ -61,10 +63,11 @@ class HCAPOAgent(GRPOAgent):
         hindsight_l2: float = 1.0,
         hindsight_rows: int = 1500,
         hindsight_iters: int = 30,
-        groups: int = 4,
+        groups: int = 1,
+        minibatch: int = 64,
         **config: Any,
     ):
-        super().__init__(context, groups=groups, **config)
+        super().__init__(context, groups=groups, minibatch=minibatch, **config)
         self.omega, self.gamma, self.temperature = omega, gamma, temperature
         self.rho_clip, self.smoothing = tuple(rho_clip), smoothing
         self.hindsight_rows = hindsight_rows

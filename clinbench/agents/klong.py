@@ -31,6 +31,9 @@ Hyper-parameters (``conf/agent/klong.yaml``; GRPO's too):
     kl_beta (0.02): KL weight towards the cloned policy.
     groups (1, as GRPO's): groups per update in the RL stages, collected at
         once; chosen by the search on training worlds (``experiments/hparam_search.py``).
+    epochs (16), minibatch (64; GRPO's defaults are 4 and 0): full-batch steps per
+        update of at most 64 rows (a trial's batch) and stable-baselines3's minibatch
+        schedule above; chosen by the search.
 """
 
 from __future__ import annotations
@@ -68,10 +71,14 @@ class KLongAgent(GRPOAgent):
         rl: bool = True,
         kl_beta: float = 0.02,
         groups: int = 1,
+        epochs: int = 16,
+        minibatch: int = 64,
         **config: Any,
     ):
         self.n_features = context.macro_space.n_features
-        super().__init__(context, kl_beta=kl_beta, groups=groups, **config)
+        super().__init__(
+            context, kl_beta=kl_beta, groups=groups, epochs=epochs, minibatch=minibatch, **config
+        )
         self.imitation_share, self.window, self.overlap = imitation_share, window, overlap
         self.lookback_start, self.lookback_shrink = lookback_start, lookback_shrink
         self.lookback_min, self.imitation_steps = lookback_min, imitation_steps
@@ -121,7 +128,7 @@ class KLongAgent(GRPOAgent):
         if not self.rl:
             return  # imitation only: the remaining points are recorded at the end
         reference = self.policy.copy()
-        optimizer = Adam(self.policy.params, lr=self.lr)
+        optimizer = self.optimiser(rng)
         iteration, rl_steps = 0, budget - self.steps_used
         for k, horizon in enumerate(self.stages):
             stage_end = budget - rl_steps + round(rl_steps * (k + 1) / len(self.stages))
