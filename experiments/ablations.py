@@ -46,6 +46,13 @@ ABLATIONS = {
         "memexrl",
         ["agent.memexrl.mask_memory=true"],
     ),
+    # memexrl with the GRPO update's former full-batch schedule (grpo's default): the
+    # optimiser schedule the search changed, alone (docs/agents.md, grpo)
+    "memexrl, full-batch updates": (
+        "memexrl_full_batch",
+        "memexrl",
+        ["agent.memexrl.minibatch=0", "agent.memexrl.epochs=4"],
+    ),
     "mira, lambda = 1": (
         "mira_lambda1_trial",
         "mira",
