@@ -51,7 +51,7 @@ ABLATIONS = {
     "memexrl, full-batch updates": (
         "memexrl_full_batch",
         "memexrl",
-        ["agent.memexrl.minibatch=0", "agent.memexrl.epochs=4"],
+        ["agent.memexrl.minibatch=0"],
     ),
     "mira, lambda = 1": (
         "mira_lambda1_trial",

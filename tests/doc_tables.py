@@ -143,6 +143,7 @@ AGENTS_RECRUITMENT = _agents_table(
         "klong, imitation only": (f"{ABLATIONS}/klong_imitation_only", "klong"),
         "klong, no stages": (f"{ABLATIONS}/klong_no_stages", "klong"),
         "memexrl, memory masked": (f"{ABLATIONS}/memexrl_memory_masked", "memexrl"),
+        "memexrl, full-batch updates": (f"{ABLATIONS}/memexrl_full_batch", "memexrl"),
         "maskable_ppo (stable-baselines3, same budget in steps)": (
             f"{ABLATIONS}/maskable_ppo_recruitment",
             "maskable_ppo",

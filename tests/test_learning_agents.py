@@ -76,6 +76,25 @@ def test_training_beats_the_untrained_policy(name):
     assert np.mean(after) > np.mean(before) + 0.03
 
 
+def test_a_minibatch_schedule_never_taken_changes_nothing():
+    """``minibatch`` above every update's rows: full-batch updates only and nothing
+    spawned from the training generator, so the weights of ``minibatch: 0`` bit for bit;
+    ``minibatch: 64`` on the same run takes the schedule and ends elsewhere."""
+    env = make("recruitment/easy_bench")
+
+    def trained(**config):
+        agent = make_agent("grpo", AgentContext.of(env), **config)
+        agent.train(
+            training_env_factory("recruitment/easy_bench"), 48 * DAYS, np.random.default_rng(11)
+        )
+        return agent.policy.params
+
+    full, never, taken = trained(minibatch=0), trained(minibatch=10**9), trained(minibatch=64)
+    for key in full:
+        np.testing.assert_array_equal(never[key], full[key])
+    assert any(not np.array_equal(taken[key], full[key]) for key in full)
+
+
 def test_hcapo_with_omega_zero_is_exactly_grpo():
     env = make("recruitment/easy_bench")
     hc = make_agent("hcapo", AgentContext.of(env), omega=0.0)

@@ -10,11 +10,13 @@ KL to the initial (reference) policy. No value network.
 Hyper-parameters (``conf/agent/grpo.yaml``):
     group_size (8): episodes per group, all of one world seed.
     groups (1): groups per update, collected at once.
-    epochs (4): full-batch Adam steps per update.
-    lr (0.03): Adam step size.
-    minibatch (0): with more rows than this in an update (0: never), stable-baselines3's
+    epochs (4): full-batch Adam steps per update (of at most ``minibatch`` rows).
+    lr (0.03): their Adam step size.
+    minibatch (0): an update of more rows than this (0: none) takes stable-baselines3's
         PPO schedule instead: ``minibatch_epochs`` (10) shuffled passes, an Adam step
-        at ``minibatch_lr`` (3e-4) per ``minibatch`` rows (docs/agents.md, grpo).
+        at ``minibatch_lr`` (3e-4, an Adam of its own) per ``minibatch`` rows
+        (docs/agents.md, grpo). Only the schedule: stable-baselines3's per-minibatch
+        advantage normalisation, gradient clipping and value network are not here.
     clip_eps (0.2): PPO clipping.
     kl_beta (0.01): weight of KL(pi || reference).
     ent_coef (0.0): entropy bonus.
@@ -67,15 +69,30 @@ class GRPOAgent(LearningAgent):
         self.clip_eps, self.kl_beta, self.ent_coef = clip_eps, kl_beta, ent_coef
         self.minibatch, self.minibatch_epochs = minibatch, minibatch_epochs
         self.minibatch_lr = minibatch_lr
+        # the minibatch schedule's generator source, Adam and shuffling generator
+        self._rng: np.random.Generator | None = None
+        self._minibatch_adam: Adam | None = None
+        self._shuffle: np.random.Generator | None = None
 
     def optimiser(self, rng: np.random.Generator) -> Adam:
-        """The update's Adam at ``lr``; with ``minibatch``, also the minibatch schedule's
-        Adam at ``minibatch_lr`` and its shuffling generator, spawned from ``rng`` (when
-        ``minibatch`` is 0 nothing is spawned, so ``rng``'s children stay as they were)."""
-        if self.minibatch:
-            self._shuffle = rng.spawn(1)[0]
-            self._minibatch_adam = Adam(self.policy.params, lr=self.minibatch_lr)
+        """The full-batch updates' Adam at ``lr``; ``rng`` (the training generator) is kept
+        for the minibatch schedule, whose Adam and shuffling generator are made at the first
+        update that takes it (:meth:`_minibatch_state`)."""
+        self._rng, self._minibatch_adam, self._shuffle = rng, None, None
         return Adam(self.policy.params, lr=self.lr)
+
+    def _minibatch_state(self) -> tuple[Adam, np.random.Generator]:
+        """The minibatch schedule's Adam at ``minibatch_lr`` and its shuffling generator,
+        spawned from the training generator at the first minibatched update: until then
+        nothing is spawned, so a run whose updates all take full batches plays exactly
+        what it would with ``minibatch: 0`` (the episodes' generators are spawned from
+        the same generator)."""
+        if self._shuffle is None:
+            if self._rng is None:
+                raise RuntimeError("GRPO updates need optimiser(rng) first (learn calls it)")
+            self._shuffle = self._rng.spawn(1)[0]
+            self._minibatch_adam = Adam(self.policy.params, lr=self.minibatch_lr)
+        return self._minibatch_adam, self._shuffle
 
     def step_advantages(self, group: list[Trajectory]) -> list[np.ndarray]:
         """Per-step advantages of each trajectory (GRPO: the episode's group advantage)."""
@@ -127,9 +144,10 @@ class GRPOAgent(LearningAgent):
             return
         ref_logp = reference.forward(x, mask).logp
         minibatched = 0 < self.minibatch < actions.size
+        adam, shuffle = self._minibatch_state() if minibatched else (optimizer, None)
         ppo_update(
             self.policy,
-            self._minibatch_adam if minibatched else optimizer,
+            adam,
             x,
             mask,
             actions,
@@ -138,7 +156,7 @@ class GRPOAgent(LearningAgent):
             ref_logp,
             epochs=self.minibatch_epochs if minibatched else self.epochs,
             minibatch=self.minibatch if minibatched else 0,
-            rng=self._shuffle if minibatched else None,
+            rng=shuffle,
             clip_eps=self.clip_eps,
             kl_beta=self.kl_beta,
             ent_coef=self.ent_coef,

@@ -31,9 +31,9 @@ Hyper-parameters (``conf/agent/klong.yaml``; GRPO's too):
     kl_beta (0.02): KL weight towards the cloned policy.
     groups (1, as GRPO's): groups per update in the RL stages, collected at
         once; chosen by the search on training worlds (``experiments/hparam_search.py``).
-    epochs (16), minibatch (64; GRPO's defaults are 4 and 0): full-batch steps per
-        update of at most 64 rows (a trial's batch) and stable-baselines3's minibatch
-        schedule above; chosen by the search.
+    minibatch (64; GRPO's default is 0): stable-baselines3's minibatch schedule for
+        updates of more than 64 rows (every recruitment update, few trial ones); chosen
+        by the search.
 """
 
 from __future__ import annotations
@@ -71,13 +71,12 @@ class KLongAgent(GRPOAgent):
         rl: bool = True,
         kl_beta: float = 0.02,
         groups: int = 1,
-        epochs: int = 16,
         minibatch: int = 64,
         **config: Any,
     ):
         self.n_features = context.macro_space.n_features
         super().__init__(
-            context, kl_beta=kl_beta, groups=groups, epochs=epochs, minibatch=minibatch, **config
+            context, kl_beta=kl_beta, groups=groups, minibatch=minibatch, **config
         )
         self.imitation_share, self.window, self.overlap = imitation_share, window, overlap
         self.lookback_start, self.lookback_shrink = lookback_start, lookback_shrink

@@ -21,9 +21,9 @@ Hyper-parameters (``conf/agent/memexrl.yaml``; GRPO's too):
     alphas ([0.3, 0.2, 0.1]): weights of P_context, P_redundancy, P_format.
     slot_budget (4): memory slots the policy may use without penalty.
     mask_memory (false): true masks out both memory actions (ablation).
-    epochs (16), minibatch (64; GRPO's defaults are 4 and 0): full-batch steps per
-        update of at most 64 rows (a trial's batch) and stable-baselines3's minibatch
-        schedule above; chosen by the search (``experiments/hparam_search.py``).
+    groups (4), minibatch (64; GRPO's defaults are 1 and 0): groups per update,
+        collected at once, and stable-baselines3's minibatch schedule for updates of
+        more than 64 rows; chosen by the search (``experiments/hparam_search.py``).
 """
 
 from __future__ import annotations
@@ -56,12 +56,12 @@ class MemexRLAgent(GRPOAgent):
         alphas: tuple[float, float, float] = (0.3, 0.2, 0.1),
         slot_budget: int = 4,
         mask_memory: bool = False,
-        epochs: int = 16,
+        groups: int = 4,
         minibatch: int = 64,
         **config: Any,
     ):
         self.n_features = context.macro_space.n_features
-        super().__init__(context, epochs=epochs, minibatch=minibatch, **config)
+        super().__init__(context, groups=groups, minibatch=minibatch, **config)
         self.alphas, self.slot_budget, self.mask_memory = tuple(alphas), slot_budget, mask_memory
         names = self.macros.names
         #: the memory macros; a family without them (trial_design) leaves memexrl its
