@@ -9,7 +9,7 @@ from scipy import optimize
 
 from clinbench.agents.core.optim import Adam, minibatches
 from clinbench.agents.core.policy import SoftmaxPolicy, entropy_and_grad, grad_log_prob, kl_and_grad
-from clinbench.agents.core.ppo import ppo_objective, ppo_update
+from clinbench.agents.core.ppo import ppo_objective
 from clinbench.agents.core.regression import Logistic, MultinomialLogistic, Ridge
 from clinbench.agents.core.rollout import group_advantages
 from clinbench.agents.core.standardise import Standardiser
@@ -206,11 +206,14 @@ def test_full_batches_draw_nothing(size):
     assert rng.bit_generator.state == state
 
 
-@pytest.mark.parametrize("minibatch", [0, ROWS, 8])
-def test_ppo_update_takes_full_batch_or_minibatch_steps(minibatch):
-    """Full batch (0, or at least the batch's rows): one Adam step on every row per
-    epoch, drawing nothing. Minibatches: a step per ``minibatch`` rows of each shuffled
-    pass, the rows of ``minibatches`` with the same generator."""
+@pytest.mark.parametrize("size", [8, 13])
+def test_minibatch_update_steps_once_per_minibatch_of_each_shuffled_pass(size):
+    """grpo's minibatch schedule: an Adam step on the PPO-clip objective of each
+    ``size`` rows of ``passes`` shuffled passes (the rows ``minibatches`` draws with the
+    same generator, a pass's last step on what is left), the reference log-probabilities
+    taken on the same rows."""
+    from clinbench.agents.grpo import minibatch_update
+
     rng, x, mask, actions = _batch(3)
     pol = _policy(7, rng)
     ref_logp = pol.forward(x, mask).logp
@@ -219,21 +222,16 @@ def test_ppo_update_takes_full_batch_or_minibatch_steps(minibatch):
     kw = {"clip_eps": 0.2, "kl_beta": 0.1, "ent_coef": 0.0}
     expected, got = pol.copy(), pol.copy()
     opt_e, opt_g = Adam(expected.params, lr=0.01), Adam(got.params, lr=0.01)
-    shuffle_e, shuffle_g = np.random.default_rng(5), np.random.default_rng(5)
-    full = minibatch == 0 or minibatch >= ROWS
-    steps = 3 if full else 3 * -(-ROWS // minibatch)
-    for rows in (range(steps) if full else minibatches(ROWS, minibatch, steps, shuffle_e)):
-        r = np.arange(ROWS) if full else rows
+    steps = 3 * -(-ROWS // size)
+    for r in minibatches(ROWS, size, steps, np.random.default_rng(5)):
         _, g = ppo_objective(
             expected, x[r], mask[r], actions[r], old_logp[r], adv[r], ref_logp[r], **kw
         )
         opt_e.step(expected.params, g)
-    state = shuffle_g.bit_generator.state
-    ppo_update(
-        got, opt_g, x, mask, actions, old_logp, adv, ref_logp, epochs=3,
-        minibatch=minibatch, rng=shuffle_g, **kw,
+    minibatch_update(
+        opt_g, got, x, mask, actions, old_logp, adv, ref_logp, size, 3,
+        np.random.default_rng(5), **kw,
     )
     assert opt_g.t == steps
-    assert (shuffle_g.bit_generator.state == state) == full
     for key in expected.params:
         np.testing.assert_array_equal(got.params[key], expected.params[key])

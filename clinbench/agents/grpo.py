@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.core.optim import Adam
-from clinbench.agents.core.ppo import ppo_update
+from clinbench.agents.core.optim import Adam, minibatches
+from clinbench.agents.core.policy import SoftmaxPolicy
+from clinbench.agents.core.ppo import ppo_objective, ppo_update
 from clinbench.agents.core.rollout import Trajectory, collect_groups, group_advantages
 from clinbench.agents.learner import LearningAgent
 from clinbench.agents.registry import register_agent
@@ -143,21 +144,41 @@ class GRPOAgent(LearningAgent):
         if not np.any(adv):
             return
         ref_logp = reference.forward(x, mask).logp
-        minibatched = 0 < self.minibatch < actions.size
-        adam, shuffle = self._minibatch_state() if minibatched else (optimizer, None)
-        ppo_update(
-            self.policy,
-            adam,
-            x,
-            mask,
-            actions,
-            old_logp,
-            adv,
-            ref_logp,
-            epochs=self.minibatch_epochs if minibatched else self.epochs,
-            minibatch=self.minibatch if minibatched else 0,
-            rng=shuffle,
-            clip_eps=self.clip_eps,
-            kl_beta=self.kl_beta,
-            ent_coef=self.ent_coef,
+        batch = (self.policy, x, mask, actions, old_logp, adv, ref_logp)
+        objective = {"clip_eps": self.clip_eps, "kl_beta": self.kl_beta, "ent_coef": self.ent_coef}
+        if 0 < self.minibatch < actions.size:
+            adam, shuffle = self._minibatch_state()
+            minibatch_update(
+                adam, *batch, self.minibatch, self.minibatch_epochs, shuffle, **objective
+            )
+        else:
+            policy, *arrays = batch
+            ppo_update(policy, optimizer, *arrays, epochs=self.epochs, **objective)
+
+
+def minibatch_update(
+    optimizer: Adam,
+    policy: SoftmaxPolicy,
+    x: np.ndarray,
+    mask: np.ndarray,
+    actions: np.ndarray,
+    old_logp: np.ndarray,
+    adv: np.ndarray,
+    ref_logp: np.ndarray | None,
+    size: int,
+    passes: int,
+    rng: np.random.Generator,
+    **objective: float,
+) -> float:
+    """stable-baselines3's PPO schedule: ``passes`` passes over the batch in an order
+    shuffled by ``rng``, an Adam ascent step on the PPO-clip objective per ``size`` rows
+    (a pass's last step may take fewer); returns the last objective value."""
+    n = actions.size
+    value = 0.0
+    for rows in minibatches(n, size, passes * -(-n // size), rng):
+        ref = None if ref_logp is None else ref_logp[rows]
+        value, grads = ppo_objective(
+            policy, x[rows], mask[rows], actions[rows], old_logp[rows], adv[rows], ref, **objective
         )
+        optimizer.step(policy.params, grads)
+    return value

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from clinbench.agents.core.optim import Adam, minibatches
+from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import SoftmaxPolicy, entropy_and_grad, grad_log_prob, kl_and_grad
 
 
@@ -57,32 +57,11 @@ def ppo_update(
     adv: np.ndarray,
     ref_logp: np.ndarray | None,
     epochs: int = 4,
-    minibatch: int = 0,
-    rng: np.random.Generator | None = None,
     **kw: float,
 ) -> float:
-    """``epochs`` passes of Adam ascent on J; returns the last J.
-
-    ``minibatch`` 0, or at least the batch's rows: one full-batch step per pass. Otherwise
-    a step per ``minibatch`` rows, in passes shuffled by ``rng`` (stable-baselines3's PPO
-    schedule: many small steps where the full batch takes a few large ones).
-    """
-    n = actions.size
-    size = minibatch if 0 < minibatch < n else 0
-    steps = epochs * (-(-n // size) if size else 1)
+    """``epochs`` full-batch Adam ascent steps on J; returns the last J."""
     value = 0.0
-    for rows in minibatches(n, size, steps, rng):
-        if rows is None:  # the whole batch (views: the same numbers as before)
-            rows = slice(None)
-        value, grads = ppo_objective(
-            policy,
-            x[rows],
-            mask[rows],
-            actions[rows],
-            old_logp[rows],
-            adv[rows],
-            None if ref_logp is None else ref_logp[rows],
-            **kw,
-        )
+    for _ in range(epochs):
+        value, grads = ppo_objective(policy, x, mask, actions, old_logp, adv, ref_logp, **kw)
         optimizer.step(policy.params, grads)
     return value
