@@ -37,14 +37,14 @@ def test_a_stale_number_fails():
     """The check is not vacuous: the numbers agents.md showed before this round fail it."""
     table = doc_tables.AGENTS_RECRUITMENT
     text = doc(table)
-    current = "| hcapo | 0.196 ± 0.128 | 0.076 ± 0.026 | 0.078 ± 0.039 |"
+    current = "| hcapo | 0.690 ± 0.078 | 0.404 ± 0.182 | 0.339 ± 0.131 |"
     assert current in text
-    # the previous run's row (its last policy evaluated)
-    stale = text.replace(current, "| hcapo | 0.203 ± 0.141 | 0.086 ± 0.021 | 0.082 ± 0.042 |")
+    # the previous run's row (full-batch updates)
+    stale = text.replace(current, "| hcapo | 0.196 ± 0.128 | 0.076 ± 0.026 | 0.078 ± 0.039 |")
     problems = doc_tables.check(stale, table, ROOT)
     assert len(problems) == 3
-    assert "hcapo, easy_bench: the doc says '0.203 ± 0.141'" in problems[0]
-    assert "'0.196 ± 0.128'" in problems[0]
+    assert "hcapo, easy_bench: the doc says '0.196 ± 0.128'" in problems[0]
+    assert "'0.690 ± 0.078'" in problems[0]
 
 
 def test_a_missing_row_or_table_fails():

@@ -367,7 +367,9 @@ def test_a_sweep_over_the_remote_environment_equals_the_in_process_sweep(served,
         "easy_bench,effective_drug",
         "--seeds",
         "1",
-        "protocol.train_steps=1440",
+        # one whole batch of memexrl's (4 groups of 8 episodes of 180 days): a budget
+        # that cuts a batch cuts other episodes in batched and in one-by-one collection
+        "protocol.train_steps=5760",
     ]
     here, there = tmp_path / "here", tmp_path / "there"
     assert runner.invoke(app, [*args, "--results", str(here)]).exit_code == 0
