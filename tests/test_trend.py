@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats as sps
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clinbench.report.curves import curve_summary
-from clinbench.stats import end_trend, ols_slope
+from clinbench.stats import budget_to_beat, end_trend, ols_slope
 
 BUDGET = 3000
 STEPS = [round(BUDGET * k / 20) for k in range(21)]
@@ -104,3 +106,96 @@ def test_the_evaluated_checkpoint_is_summarised_beside_the_curve():
     assert curve_summary(curves, BUDGET)["kept"] is None  # the last policy was evaluated
     del kept[0]  # a seed without its checkpoint: no summary of part of the seeds
     assert curve_summary(curves, BUDGET, kept)["kept"] is None
+
+
+# ---- budget_to_beat: the budget at which a learner would beat a reference -----------
+
+
+def test_budget_to_beat_margin_and_gain_are_scipys():
+    rng = np.random.default_rng(11)
+    ref = 0.64 + 0.01 * rng.standard_normal(5)
+    short = 0.40 + 0.05 * rng.standard_normal(5)
+    long = short + 0.12 + 0.03 * rng.standard_normal(5)
+    out = budget_to_beat(ref, short, long, factor=100.0, alpha=0.0033)
+    # the margin is the d_z at which scipy's noncentral t gives the paired t-test 80 %
+    # power (statsmodels' TTestPower returns NaN this far in the tail: tests/test_report.py)
+    d_z = out["margin"] / np.std(ref - long, ddof=1)
+    crit = sps.t.isf(0.0033 / 2, 4)
+    nc = d_z * np.sqrt(5)
+    power = sps.nct.sf(crit, 4, nc) + sps.nct.sf(crit, 4, -nc)  # upper tail + lower tail
+    assert power == pytest.approx(0.8, abs=1e-9)
+    gains = (long - short) / 2.0  # two decades
+    lo, hi = sps.t.interval(0.95, 4, gains.mean(), sps.sem(gains))
+    g = out["gain_per_decade"]
+    assert (g["mean"], g["lo"], g["hi"]) == pytest.approx((gains.mean(), lo, hi))
+    assert out["gap"] == pytest.approx(np.mean(ref - long))
+
+
+def test_a_learner_on_a_log_linear_curve_is_placed_where_it_crosses():
+    # every seed gains exactly 0.05 per decade: the interval collapses to the point
+    offsets = np.array([0.30, 0.32, 0.28, 0.31, 0.29])
+
+    def score(budget):
+        return offsets + 0.05 * np.log10(budget)
+
+    ref = np.array([0.70, 0.71, 0.69, 0.72, 0.70])
+    out = budget_to_beat(ref, score(1e5), score(1e6), factor=10.0)
+    target = ref.mean() + out["margin"]
+    crossing = 10 ** ((target - offsets.mean()) / 0.05)  # solve mean score == target
+    assert 1e6 * 10 ** out["decades"]["point"] == pytest.approx(crossing, rel=1e-9)
+    assert out["decades"]["low"] == pytest.approx(out["decades"]["point"])
+    assert out["verdict"] == "reached at"
+
+
+@pytest.mark.parametrize(
+    "gain, spread, verdict",
+    [
+        (0.10, 0.01, "reached at"),  # rising on every seed
+        (0.02, 0.10, "no upper bound"),  # rising on average, the interval holds 0
+        (-0.05, 0.01, "not rising"),
+    ],
+)
+def test_budget_to_beat_verdicts(gain, spread, verdict):
+    rng = np.random.default_rng(2)
+    short = 0.4 + 0.02 * rng.standard_normal(6)
+    long = short + gain + spread * rng.standard_normal(6)
+    out = budget_to_beat(np.full(6, 0.7) + 0.01 * rng.standard_normal(6), short, long, 10.0)
+    assert out["verdict"] == verdict
+    d = out["decades"]
+    if verdict == "reached at":
+        assert 0 < d["low"] <= d["point"] <= d["high"]
+    elif verdict == "no upper bound":
+        assert d["high"] is None and 0 < d["low"] <= d["point"]
+    else:
+        assert d["point"] is None and d["high"] is None
+
+
+def test_a_learner_already_past_the_reference_and_margin_is_beaten():
+    ref = np.array([0.5, 0.52, 0.49, 0.51])
+    out = budget_to_beat(ref, ref - 0.2, ref + 0.3 + np.array([0, 0.01, 0.0, 0.02]), 10.0)
+    assert out["verdict"] == "beaten" and out["decades"]["point"] == 0.0
+
+
+def test_budget_to_beat_refuses_unpaired_or_too_few_seeds():
+    with pytest.raises(ValueError):
+        budget_to_beat([0.5, 0.6], [0.1, 0.2, 0.3], [0.2, 0.3], 10.0)
+    with pytest.raises(ValueError):
+        budget_to_beat([0.5], [0.1], [0.2], 10.0)
+    with pytest.raises(ValueError):
+        budget_to_beat([0.5, 0.6], [0.1, 0.2], [0.2, 0.3], 1.0)
+
+
+@given(
+    gain=st.floats(0.01, 0.5),
+    more=st.floats(0.001, 0.5),
+)
+def test_a_faster_learner_never_needs_a_larger_budget(gain, more):
+    ref = np.array([0.8, 0.82, 0.79, 0.81, 0.8])
+    short = np.array([0.2, 0.25, 0.22, 0.21, 0.23])
+    noise = np.array([0.0, 0.01, -0.01, 0.005, -0.005])
+
+    def point(g):
+        return budget_to_beat(ref, short, short + g + noise, 10.0)["decades"]["point"]
+
+    slow, fast = point(gain), point(gain + more)
+    assert fast <= slow or slow == 0.0

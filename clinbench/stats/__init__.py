@@ -56,7 +56,7 @@ from clinbench.stats.power import (
     two_sample_power,
 )
 from clinbench.stats.ranking import average_ranks, friedman, nemenyi_cd, nemenyi_q, rank_ranges
-from clinbench.stats.trend import end_trend, ols_slope
+from clinbench.stats.trend import budget_to_beat, end_trend, ols_slope
 
 __all__ = [
     "AGGREGATES",
@@ -69,6 +69,7 @@ __all__ = [
     "aggregate_median",
     "aggregate_probability_of_improvement_ci",
     "average_ranks",
+    "budget_to_beat",
     "clopper_pearson",
     "cohens_dz",
     "end_trend",
