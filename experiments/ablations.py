@@ -39,6 +39,20 @@ ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = {
     "grpo (hcapo with omega = 0)": ("grpo", "grpo", ["agent.grpo.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
+    # what keeps mira below maskable_ppo (docs/agents.md, mira): its actor regression
+    # swapped for PPO-clip with stable-baselines3's schedule, then also its critics for
+    # GAE on a ridge value of the return, then also its six phases for 36 (more updates)
+    "mira, PPO actor": ("mira_ppo_actor", "mira", ["agent.mira.actor=ppo"]),
+    "mira, PPO actor, GAE advantages": (
+        "mira_gae",
+        "mira",
+        ["agent.mira.actor=ppo", "agent.mira.advantage=gae"],
+    ),
+    "mira, PPO actor, GAE advantages, 36 phases": (
+        "mira_gae_36_phases",
+        "mira",
+        ["agent.mira.actor=ppo", "agent.mira.advantage=gae", "agent.mira.phases=36"],
+    ),
     "klong, imitation only": ("klong_imitation_only", "klong", ["agent.klong.rl=false"]),
     "klong, no stages": ("klong_no_stages", "klong", ["agent.klong.stages=[180]"]),
     "memexrl, memory masked": (

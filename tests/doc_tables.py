@@ -140,6 +140,12 @@ AGENTS_RECRUITMENT = _agents_table(
         **{a: (CANONICAL, a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")},
         "grpo (hcapo with omega = 0)": (f"{ABLATIONS}/grpo", "grpo"),
         "mira, lambda = 0": (f"{ABLATIONS}/mira_lambda0", "mira"),
+        "mira, PPO actor": (f"{ABLATIONS}/mira_ppo_actor", "mira"),
+        "mira, PPO actor, GAE advantages": (f"{ABLATIONS}/mira_gae", "mira"),
+        "mira, PPO actor, GAE advantages, 36 phases": (
+            f"{ABLATIONS}/mira_gae_36_phases",
+            "mira",
+        ),
         "klong, imitation only": (f"{ABLATIONS}/klong_imitation_only", "klong"),
         "klong, no stages": (f"{ABLATIONS}/klong_no_stages", "klong"),
         "memexrl, memory masked": (f"{ABLATIONS}/memexrl_memory_masked", "memexrl"),

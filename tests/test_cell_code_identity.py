@@ -61,13 +61,14 @@ def test_a_cell_runs_only_hashed_code(agent, family):
 
 def test_an_agent_s_own_modules_are_its_identity_not_the_cell_code():
     """Editing mira.py changes mira's code identity and no family's cell code, so it
-    re-runs mira's cells only; klong builds its heuristic teacher by name, so the
-    heuristic's module is in klong's identity too."""
+    re-runs mira's cells only; mira's PPO ablation runs grpo's minibatch update and klong
+    builds its heuristic teacher by name, so grpo.py is in mira's identity and the
+    heuristic's module in klong's."""
     from clinbench.agents.registry import _agents_folder, _digest, plugin_code
 
     names = {e.name: e for e in agent_entries()}
     mira = agent_source_files([names["mira"].factory])
-    assert [p.name for p in mira] == ["mira.py"]
+    assert [p.name for p in mira] == ["grpo.py", "mira.py"]
     assert plugin_code(names["mira"].factory) == f"source {_digest(mira, _agents_folder())}"
     assert "heuristic.py" in [p.name for p in agent_source_files([names["klong"].factory])]
     assert "grpo.py" in [p.name for p in agent_source_files([names["hcapo"].factory])]
@@ -99,7 +100,7 @@ def test_a_clinbench_package_agent_also_hashes_the_agent_modules_it_uses(tmp_pat
         code = plugin_code(module.Uses)
     finally:
         del sys.modules[spec.name]
-    mira = [_agents_folder() / "mira.py"]
+    mira = [_agents_folder() / "grpo.py", _agents_folder() / "mira.py"]
     assert f"agents {_digest(mira, _agents_folder())}" in code
     assert code.startswith("source ")
 
@@ -113,7 +114,8 @@ def test_a_plugin_built_on_a_built_in_agent_hashes_that_agent_s_modules(tmp_path
     plugin.write_text("from clinbench.agents.mira import MIRAAgent\n\n"
                       "class MyMira(MIRAAgent):\n    name = 'mymira'\n")
     code = agent_entry(f"{plugin}:MyMira").code
-    assert f"agents {_digest([_agents_folder() / 'mira.py'], _agents_folder())}" in code
+    mira = [_agents_folder() / "grpo.py", _agents_folder() / "mira.py"]
+    assert f"agents {_digest(mira, _agents_folder())}" in code
 
 
 @pytest.mark.parametrize("line", [

@@ -115,6 +115,8 @@ def test_hcapo_with_omega_zero_is_exactly_grpo():
     "name, config",
     [
         ("mira", {"lam": 0.0}),
+        ("mira", {"actor": "ppo"}),
+        ("mira", {"actor": "ppo", "advantage": "gae", "phases": 12}),
         ("klong", {"rl": False}),
         ("klong", {"stages": [180]}),
         ("memexrl", {"mask_memory": True}),
@@ -128,6 +130,64 @@ def test_ablations_run_and_report(name, config):
     assert [p.env_steps for p in res.curve] == [0, 32 * DAYS, 64 * DAYS]
     if config != {"rl": False}:  # imitation only stops after its share of the budget
         assert res.training["env_steps"] == SMALL.train_steps
+
+
+def test_mira_discounted_sums_are_scipys_filter():
+    from scipy.signal import lfilter
+
+    from clinbench.agents.mira import discounted
+
+    x = np.random.default_rng(3).normal(size=40)
+    np.testing.assert_allclose(discounted(x, 0.97), lfilter([1], [1, -0.97], x[::-1])[::-1])
+
+
+def test_mira_gae_ablation_is_gae_on_a_ridge_value():
+    """``advantage: gae``: with lambda 1 GAE is the return minus the value; the
+    advantages are standardised over every step of the update's episodes."""
+    from clinbench.agents import mira as mira_module
+    from clinbench.agents.core.regression import Ridge
+    from clinbench.agents.core.rollout import collect
+
+    env = make("recruitment/easy_bench")
+    agent = make_agent("mira", AgentContext.of(env), advantage="gae")
+    trajs = collect(
+        training_env_factory("recruitment/easy_bench")(),
+        agent.sampler(np.random.default_rng(5)),
+        [2**31 + 9, 2**31 + 10],
+    )
+    agent.fit_standardiser(trajs)
+    got = agent.gae_advantages(trajs)
+    xs = [agent.std(t.x) for t in trajs]
+    rets = [mira_module.discounted(t.rewards, agent.gamma) for t in trajs]
+    value = Ridge(alpha=agent.potential.alpha).fit(np.concatenate(xs), np.concatenate(rets))
+    flat = np.concatenate(got)
+    assert abs(flat.mean()) < 1e-9 and flat.std() == pytest.approx(1.0, abs=1e-4)
+    mira_module.GAE_LAMBDA, saved = 1.0, mira_module.GAE_LAMBDA
+    try:
+        at_one = np.concatenate(agent.gae_advantages(trajs))
+    finally:
+        mira_module.GAE_LAMBDA = saved
+    raw = np.concatenate([r - value.predict(x) for r, x in zip(rets, xs, strict=True)])
+    np.testing.assert_allclose(at_one, (raw - raw.mean()) / (raw.std() + 1e-8), atol=1e-9)
+
+
+def test_mira_refuses_unknown_ablation_switches():
+    context = AgentContext.of(make("recruitment/easy_bench"))
+    for bad in ({"actor": "sac"}, {"advantage": "td"}):
+        with pytest.raises(ValueError, match="actor must be one of"):
+            make_agent("mira", context, **bad)
+
+
+def test_mira_ppo_ablation_learns_from_the_newest_phase_only():
+    """``actor: ppo`` updates on the episodes the current policy collected, and its runs
+    are reproducible."""
+    a = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"actor": "ppo"})
+    b = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"actor": "ppo"})
+    c = run_cell("recruitment/easy_bench", "mira", 4, SMALL)
+    assert [e.score for e in a.episodes] == [e.score for e in b.episodes]
+    assert [p.mean_score for p in a.curve] != [p.mean_score for p in c.curve] or [
+        e.score for e in a.episodes
+    ] != [e.score for e in c.episodes]
 
 
 def test_mira_without_the_potential_critic_learns_differently():
@@ -214,8 +274,14 @@ def test_mira_shaping_weight_defaults_to_its_familys():
     assert SHAPING == {"recruitment": 1.0, "trial_design": 0.0}
 
 
-@pytest.mark.parametrize("name", [e.name for e in agent_entries() if e.factory is not None
-                                  and getattr(e.factory, "experience", ())])
+@pytest.mark.parametrize(
+    "name",
+    [
+        e.name
+        for e in agent_entries()
+        if e.factory is not None and getattr(e.factory, "experience", ())
+    ],
+)
 def test_the_scored_copy_leaves_out_only_what_acting_never_reads(name, monkeypatch):
     """A curve point scores a copy without the agent's ``experience`` (its replay
     buffer): the copy has none, the agent keeps its own, and the cell's curve and
@@ -260,8 +326,11 @@ def test_marks_passed_by_one_update_score_the_policy_once(agent):
         return float(len(policies))
 
     curve = agent.train(
-        training_env_factory(env_id, steps=steps), steps, np.random.default_rng(3),
-        evaluate=evaluate, curve_points=21,
+        training_env_factory(env_id, steps=steps),
+        steps,
+        np.random.default_rng(3),
+        evaluate=evaluate,
+        curve_points=21,
     )
     assert len(curve) == 21 and [p.env_steps for p in curve] == sorted(p.env_steps for p in curve)
     assert len(set(policies)) == len(policies) < len(curve)
@@ -282,8 +351,11 @@ def test_an_unchanged_call_scores_again_after_updates_no_point_scored():
 
         def learn(self, env, rng):
             obs, _ = env.reset(seed=self.world_seed(rng))
-            for steps, update, unchanged in ((10, True, False), (50, False, True),
-                                             (40, False, True)):
+            for steps, update, unchanged in (
+                (10, True, False),
+                (50, False, True),
+                (40, False, True),
+            ):
                 for _ in range(steps):
                     k = int(np.flatnonzero(self.macros.mask(obs))[0])
                     obs, *_ = env.step(self.macros.to_action(k, obs))
@@ -299,8 +371,11 @@ def test_an_unchanged_call_scores_again_after_updates_no_point_scored():
         return float(a.version)
 
     curve = agent.train(
-        training_env_factory(env_id, steps=100), 100, np.random.default_rng(0),
-        evaluate=evaluate, curve_points=3,
+        training_env_factory(env_id, steps=100),
+        100,
+        np.random.default_rng(0),
+        evaluate=evaluate,
+        curve_points=3,
     )
     assert [(p.env_steps, p.mean_score) for p in curve] == [(0, 0.0), (50, 1.0), (100, 1.0)]
     assert calls == [0, 1]  # the mark at 100 takes the score of the unchanged policy

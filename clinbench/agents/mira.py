@@ -40,6 +40,17 @@ Hyper-parameters (``conf/agent/mira.yaml``):
     screen_fail_bound (0.4): bound of the screen-fail milestone.
     critic_l2 (1.0): L2 penalty of both critics.
     hidden (16), lr (0.03): policy size and Adam step size.
+
+Ablation switches (``docs/agents.md``, mira: what keeps mira below maskable_ppo):
+    actor ("regression"): "ppo" replaces the actor regression by PPO-clip on the newest
+        phase's episodes (on-policy: the policy that collected them) with
+        stable-baselines3's schedule and defaults (``PPO``: 10 shuffled passes, an Adam
+        step at 3e-4 per 64 rows, clip 0.2), its shuffling generator spawned from the
+        training generator at the first such update.
+    advantage ("milestones"): "gae" replaces both critics and the shaping by
+        generalised advantage estimation (Schulman et al., arXiv 1506.02438; lambda
+        0.95, as stable-baselines3) on a ridge value of the discounted return, fitted
+        on the update's episodes, the advantages standardised over them.
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from clinbench.agents.core.optim import Adam
 from clinbench.agents.core.policy import grad_log_prob
 from clinbench.agents.core.regression import Logistic, Ridge
 from clinbench.agents.core.rollout import Trajectory, collect
+from clinbench.agents.grpo import minibatch_update
 from clinbench.agents.learner import LearningAgent
 from clinbench.agents.registry import register_agent
 from clinbench.env.base import Env
@@ -90,6 +102,23 @@ def trial_milestone_steps(summaries: list[dict[str, float]], screen_fail_bound: 
             reached.setdefault("signal", t)
     return sorted(reached.values())
 
+
+def discounted(x: np.ndarray, g: float) -> np.ndarray:
+    """``out[t] = x[t] + g x[t+1] + g^2 x[t+2] + ...`` (returns; GAE with g = gamma lambda)."""
+    out = np.zeros_like(x, dtype=float)
+    acc = 0.0
+    for t in range(x.size - 1, -1, -1):
+        acc = x[t] + g * acc
+        out[t] = acc
+    return out
+
+
+#: The ``actor: ppo`` ablation's schedule: stable-baselines3's PPO defaults.
+PPO = {"minibatch": 64, "passes": 10, "lr": 3e-4, "clip_eps": 0.2}
+#: The ``advantage: gae`` ablation's lambda (stable-baselines3's default).
+GAE_LAMBDA = 0.95
+ACTORS = ("regression", "ppo")
+ADVANTAGES = ("milestones", "gae")
 
 #: Each family's default weight of the milestone shaping (``lam``; see the docstring).
 SHAPING: dict[str, float] = {"recruitment": 1.0, "trial_design": 0.0}
@@ -138,6 +167,8 @@ class MIRAAgent(LearningAgent):
         screen_fail_bound: float = 0.4,
         critic_l2: float = 1.0,
         batch_episodes: int = 25,
+        actor: str = "regression",
+        advantage: str = "milestones",
         **config: Any,
     ):
         super().__init__(context, **config)
@@ -145,6 +176,12 @@ class MIRAAgent(LearningAgent):
             raise ValueError(
                 f"phases and batch_episodes must be >= 1, got {phases}, {batch_episodes}"
             )
+        if actor not in ACTORS or advantage not in ADVANTAGES:
+            raise ValueError(
+                f"actor must be one of {ACTORS} and advantage one of {ADVANTAGES}, "
+                f"got {actor!r}, {advantage!r}"
+            )
+        self.actor, self.advantage = actor, advantage
         self.batch_episodes = batch_episodes
         if lam is None:
             lam = SHAPING[context.spec.env]
@@ -159,6 +196,7 @@ class MIRAAgent(LearningAgent):
 
     def learn(self, env: Env, rng: np.random.Generator) -> None:
         optimizer = Adam(self.policy.params, lr=self.lr)
+        self._rng, self._ppo = rng, None  # the PPO ablation's state, made at its first update
         failed: list[int] = []
         played: list[Trajectory] = []
         budget = self.steps_left
@@ -182,8 +220,12 @@ class MIRAAgent(LearningAgent):
             self.buffer.append(batch)
             median = float(np.median([t.score for t in batch]))
             failed = [t.world_seed for t in batch if t.score < median]
-            self.fit_critics(median)
-            self.update_actor(optimizer)
+            if self.advantage == "milestones":
+                self.fit_critics(median)
+            if self.actor == "ppo":
+                self.update_actor_ppo()
+            else:
+                self.update_actor(optimizer)
             self.progress(phase + 1)
 
     def episodes_for(self, steps: int, played: list[Trajectory]) -> int:
@@ -216,22 +258,65 @@ class MIRAAgent(LearningAgent):
         p = np.append(self.potential.predict(x), 0.0)  # terminal potential 0
         v = np.append(self.success.predict_proba(x), 0.0)  # terminal value 0
         shaped = traj.rewards + self.lam * (g * p[1:] - p[:-1])
-        returns = np.zeros_like(shaped)
-        acc = 0.0
-        for t in range(shaped.size - 1, -1, -1):
-            acc = shaped[t] + g * acc
-            returns[t] = acc
+        returns = discounted(shaped, g)
         td = shaped + g * v[1:] - v[:-1]
         return np.clip(0.5 * td + 0.5 * (returns - v[:-1]), -1.0, 1.0)
 
+    def gae_advantages(self, trajs: list[Trajectory]) -> list[np.ndarray]:
+        """The ``advantage: gae`` ablation: GAE(gamma, ``GAE_LAMBDA``) on a ridge value of
+        the discounted return fitted on ``trajs``, standardised over all their steps."""
+        g = self.gamma
+        xs = [self.std(t.x) for t in trajs]
+        returns = [discounted(t.rewards, g) for t in trajs]
+        value = Ridge(alpha=self.potential.alpha).fit(np.concatenate(xs), np.concatenate(returns))
+        out = []
+        for t, x in zip(trajs, xs, strict=True):
+            v = np.append(value.predict(x), 0.0)  # terminal value 0
+            out.append(discounted(t.rewards + g * v[1:] - v[:-1], g * GAE_LAMBDA))
+        flat = np.concatenate(out)
+        mean, sd = flat.mean(), flat.std() + 1e-8
+        return [(a - mean) / sd for a in out]
+
+    def step_advantages(self, trajs: list[Trajectory]) -> np.ndarray:
+        """The advantage of every step of ``trajs``, by the ``advantage`` switch."""
+        if self.advantage == "gae":
+            return np.concatenate(self.gae_advantages(trajs))
+        return np.concatenate([self.advantages(t) for t in trajs])
+
     # ---- actor ------------------------------------------------------------------
+    def update_actor_ppo(self) -> None:
+        """The ``actor: ppo`` ablation: PPO-clip on the newest phase's episodes."""
+        if self._ppo is None:
+            self._ppo = (Adam(self.policy.params, lr=PPO["lr"]), self._rng.spawn(1)[0])
+        adam, shuffle = self._ppo
+        trajs = list(self.buffer[-1])
+        x = self.std(np.concatenate([t.x for t in trajs]))
+        mask = np.concatenate([t.mask for t in trajs])
+        actions = np.concatenate([t.actions for t in trajs])
+        old_logp = np.concatenate([t.logp for t in trajs])
+        minibatch_update(
+            adam,
+            self.policy,
+            x,
+            mask,
+            actions,
+            old_logp,
+            self.step_advantages(trajs),
+            None,
+            PPO["minibatch"],
+            PPO["passes"],
+            shuffle,
+            clip_eps=PPO["clip_eps"],
+            kl_beta=0.0,
+        )
+
     def update_actor(self, optimizer: Adam) -> None:
         """Minimise (beta (log pi - log pi_prev) - A)^2 over the buffer."""
         trajs = [t for batch in self.buffer for t in batch]
         x = self.std(np.concatenate([t.x for t in trajs]))
         mask = np.concatenate([t.mask for t in trajs])
         actions = np.concatenate([t.actions for t in trajs])
-        adv = np.concatenate([self.advantages(t) for t in trajs])
+        adv = self.step_advantages(trajs)
         rows = np.arange(actions.size)
         prev_logp = self.policy.forward(x, mask).logp[rows, actions]
         for _ in range(self.actor_steps):
