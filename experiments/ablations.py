@@ -38,6 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: label -> (results folder name, agent, overrides); recruitment unless in ``ENVS``
 ABLATIONS = {
     "grpo (hcapo with omega = 0)": ("grpo", "grpo", ["agent.grpo.minibatch=64"]),
+    # the GRPO core's outcome advantage swapped for GAE on a ridge value (a plugin:
+    # experiments/ablation_agents/grpo_gae.py): what keeps hcapo and memexrl below
+    # maskable_ppo (docs/agents.md, grpo)
+    "grpo, GAE advantages": ("grpo_gae", "grpo_gae", ["agent.grpo_gae.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
     # what keeps mira below maskable_ppo (docs/agents.md, mira): its actor regression
     # swapped for PPO-clip with stable-baselines3's schedule, then also its critics for
@@ -86,6 +90,8 @@ ABLATIONS = {
         ["protocol.oc_episodes=0", "protocol.null_episodes=0"],
     ),
 }
+#: agents swept from a file of experiments/ablation_agents/ (their spec, from the root)
+PLUGINS = {"grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE"}
 #: the environment family of the ablations that do not run on recruitment
 ENVS = {
     "mira, lambda = 1": "trial_design",
@@ -109,7 +115,7 @@ def run(label: str, fresh: bool = False) -> None:
         "sweep",
         f"env={ENVS.get(label, 'recruitment')}",
         "--agents",
-        agent,
+        PLUGINS.get(agent, agent),
         "--results",
         folder(label).as_posix(),
         "--no-report",

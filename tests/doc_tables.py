@@ -139,6 +139,7 @@ AGENTS_RECRUITMENT = _agents_table(
     {
         **{a: (CANONICAL, a) for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")},
         "grpo (hcapo with omega = 0)": (f"{ABLATIONS}/grpo", "grpo"),
+        "grpo, GAE advantages": (f"{ABLATIONS}/grpo_gae", "grpo_gae"),
         "mira, lambda = 0": (f"{ABLATIONS}/mira_lambda0", "mira"),
         "mira, PPO actor": (f"{ABLATIONS}/mira_ppo_actor", "mira"),
         "mira, PPO actor, GAE advantages": (f"{ABLATIONS}/mira_gae", "mira"),

@@ -162,11 +162,11 @@ def test_mira_gae_ablation_is_gae_on_a_ridge_value():
     value = Ridge(alpha=agent.potential.alpha).fit(np.concatenate(xs), np.concatenate(rets))
     flat = np.concatenate(got)
     assert abs(flat.mean()) < 1e-9 and flat.std() == pytest.approx(1.0, abs=1e-4)
-    mira_module.GAE_LAMBDA, saved = 1.0, mira_module.GAE_LAMBDA
-    try:
-        at_one = np.concatenate(agent.gae_advantages(trajs))
-    finally:
-        mira_module.GAE_LAMBDA = saved
+    at_one = np.concatenate(
+        mira_module.gae_advantages(
+            xs, [t.rewards for t in trajs], agent.gamma, 1.0, agent.potential.alpha
+        )
+    )
     raw = np.concatenate([r - value.predict(x) for r, x in zip(rets, xs, strict=True)])
     np.testing.assert_allclose(at_one, (raw - raw.mean()) / (raw.std() + 1e-8), atol=1e-9)
 
@@ -395,3 +395,38 @@ def test_klong_full_batch_cloning_is_every_row_at_every_step():
     full, huge, small = trained(0), trained(10**9), trained(256)
     assert all(np.array_equal(full[k], huge[k]) for k in full)
     assert not all(np.array_equal(full[k], small[k]) for k in full)
+
+
+def test_the_grpo_gae_ablation_agent_gives_each_step_its_gae_advantage():
+    """experiments/ablation_agents/grpo_gae.py: grpo's update on GAE advantages, and a
+    cell of it runs through the sweep's plugin path."""
+    from shared_helpers import load_script
+
+    from clinbench.agents.mira import gae_advantages
+
+    root = Path(__file__).resolve().parents[1]
+    module = load_script(root / "experiments" / "ablation_agents" / "grpo_gae.py")
+    env = make("recruitment/easy_bench")
+    agent = module.GRPOGAE(AgentContext.of(env), minibatch=64)
+    groups = [
+        collect_group(
+            training_env_factory("recruitment/easy_bench")(),
+            agent.sampler(np.random.default_rng(3)),
+            2**31 + 5,
+            4,
+        )
+    ]
+    agent.fit_standardiser(groups[0])
+    seen = {}
+    agent.update = lambda trajs, adv, *rest: seen.update(trajs=trajs, adv=adv)
+    agent.update_groups(groups, None, None)
+    want = gae_advantages(
+        [agent.std(t.x) for t in groups[0]], [t.rewards for t in groups[0]], 0.99, 0.95, 1.0
+    )
+    assert seen["trajs"] == groups[0]
+    for got, expected in zip(seen["adv"], want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    spec = f"{root / 'experiments' / 'ablation_agents' / 'grpo_gae.py'}:GRPOGAE"
+    res = run_cell("recruitment/easy_bench", spec, 2, SMALL, {"minibatch": 64})
+    assert len(res.episodes) == SMALL.eval_episodes
+    assert res.training["env_steps"] == SMALL.train_steps

@@ -113,6 +113,24 @@ def discounted(x: np.ndarray, g: float) -> np.ndarray:
     return out
 
 
+def gae_advantages(
+    xs: list[np.ndarray], rewards: list[np.ndarray], gamma: float, lam: float, l2: float
+) -> list[np.ndarray]:
+    """Generalised advantage estimation (Schulman et al., arXiv 1506.02438) of each
+    episode (its features ``xs`` and ``rewards``): GAE(gamma, lam) on a ridge value (L2
+    penalty ``l2``) of the discounted return fitted on these episodes, with terminal
+    value 0, standardised over all their steps (one array per episode)."""
+    returns = [discounted(r, gamma) for r in rewards]
+    value = Ridge(alpha=l2).fit(np.concatenate(xs), np.concatenate(returns))
+    out = []
+    for x, r in zip(xs, rewards, strict=True):
+        v = np.append(value.predict(x), 0.0)
+        out.append(discounted(r + gamma * v[1:] - v[:-1], gamma * lam))
+    flat = np.concatenate(out)
+    mean, sd = flat.mean(), flat.std() + 1e-8
+    return [(a - mean) / sd for a in out]
+
+
 #: The ``actor: ppo`` ablation's schedule: stable-baselines3's PPO defaults.
 PPO = {"minibatch": 64, "passes": 10, "lr": 3e-4, "clip_eps": 0.2}
 #: The ``advantage: gae`` ablation's lambda (stable-baselines3's default).
@@ -263,19 +281,10 @@ class MIRAAgent(LearningAgent):
         return np.clip(0.5 * td + 0.5 * (returns - v[:-1]), -1.0, 1.0)
 
     def gae_advantages(self, trajs: list[Trajectory]) -> list[np.ndarray]:
-        """The ``advantage: gae`` ablation: GAE(gamma, ``GAE_LAMBDA``) on a ridge value of
-        the discounted return fitted on ``trajs``, standardised over all their steps."""
-        g = self.gamma
+        """The ``advantage: gae`` ablation (:func:`gae_advantages`) on ``trajs``."""
         xs = [self.std(t.x) for t in trajs]
-        returns = [discounted(t.rewards, g) for t in trajs]
-        value = Ridge(alpha=self.potential.alpha).fit(np.concatenate(xs), np.concatenate(returns))
-        out = []
-        for t, x in zip(trajs, xs, strict=True):
-            v = np.append(value.predict(x), 0.0)  # terminal value 0
-            out.append(discounted(t.rewards + g * v[1:] - v[:-1], g * GAE_LAMBDA))
-        flat = np.concatenate(out)
-        mean, sd = flat.mean(), flat.std() + 1e-8
-        return [(a - mean) / sd for a in out]
+        rewards = [t.rewards for t in trajs]
+        return gae_advantages(xs, rewards, self.gamma, GAE_LAMBDA, self.potential.alpha)
 
     def step_advantages(self, trajs: list[Trajectory]) -> np.ndarray:
         """The advantage of every step of ``trajs``, by the ``advantage`` switch."""
