@@ -89,6 +89,18 @@ ABLATIONS = {
         "maskable_ppo",
         ["protocol.oc_episodes=0", "protocol.null_episodes=0"],
     ),
+    # portfolio planning, where hcapo is the only in-house learner: the reference
+    # learner and the GRPO core with GAE at the same 9,000 steps
+    "maskable_ppo (stable-baselines3), portfolio": (
+        "maskable_ppo_portfolio",
+        "maskable_ppo",
+        [],
+    ),
+    "grpo, GAE advantages, portfolio": (
+        "grpo_gae_portfolio",
+        "grpo_gae",
+        ["agent.grpo_gae.minibatch=64"],
+    ),
 }
 #: agents swept from a file of experiments/ablation_agents/ (their spec, from the root)
 PLUGINS = {"grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE"}
@@ -96,11 +108,14 @@ PLUGINS = {"grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE"}
 ENVS = {
     "mira, lambda = 1": "trial_design",
     "maskable_ppo (stable-baselines3), trial": "trial_design",
+    "maskable_ppo (stable-baselines3), portfolio": "portfolio",
+    "grpo, GAE advantages, portfolio": "portfolio",
 }
 #: the tasks of each family's table
 TASKS = {
     "recruitment": ("easy_bench", "medium_bench", "hard_bench"),
     "trial_design": ("effective_drug", "efficacy_safety", "rare_disease"),
+    "portfolio": ("develop", "develop_post_cutoff"),
 }
 
 
@@ -142,7 +157,7 @@ def table(env: str) -> str:
     rows = ["| agent | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
     sources = [
         (a, Path("data") / "sweep_results", a)
-        for a in ("heuristic", "random", "hcapo", "mira", "klong", "memexrl")
+        for a in ("heuristic", "random", "repeat_last", "hcapo", "mira", "klong", "memexrl")
     ]
     sources += [
         (label, folder(label), agent)
@@ -154,8 +169,10 @@ def table(env: str) -> str:
         frame = frame[frame.agent == agent]
         per_seed = frame.groupby(["task", "seed"]).score.mean()
         run = set(frame.task)
+        if not run & set(tasks):  # an agent that does not play this family
+            continue
         rows.append(
-            f"| {label.removesuffix(', trial')} | "
+            f"| {label.removesuffix(', trial').removesuffix(', portfolio')} | "
             + " | ".join(cell(per_seed[t].to_numpy()) if t in run else "not run" for t in tasks)
             + " |"
         )

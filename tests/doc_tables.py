@@ -180,6 +180,21 @@ AGENTS_TRIAL = _agents_table(
     },
 )
 
+PORTFOLIO = ("develop", "develop_post_cutoff")
+
+AGENTS_PORTFOLIO = _agents_table(
+    "agents.md, portfolio scores",
+    PORTFOLIO,
+    {
+        **{a: (CANONICAL, a) for a in ("heuristic", "random", "repeat_last", "hcapo")},
+        "grpo, GAE advantages": (f"{ABLATIONS}/grpo_gae_portfolio", "grpo_gae"),
+        "maskable_ppo (stable-baselines3, same budget in steps)": (
+            f"{ABLATIONS}/maskable_ppo_portfolio",
+            "maskable_ppo",
+        ),
+    },
+)
+
 #: the long-budget table's tasks, one per family (task -> family); each family's runs at
 #: ten times the budget (``preset=long``) are in ``data/long_budget/<family>``
 LONG_TASKS = {
@@ -467,6 +482,7 @@ class BudgetTable:
 TABLES = (
     AGENTS_RECRUITMENT,
     AGENTS_TRIAL,
+    AGENTS_PORTFOLIO,
     AGENTS_LONG_BUDGET,
     BudgetTable(),
     TimeTable(),
