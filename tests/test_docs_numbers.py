@@ -72,9 +72,8 @@ def test_the_doc_cell_is_the_t_interval_of_the_per_seed_means():
 
 
 def test_an_absent_cell_reads_not_run():
-    source = doc_tables.Source(
-        "data/ablations/maskable_ppo_recruitment", "maskable_ppo", "easy_bench"
-    )
+    # the long recruitment run played medium_bench only
+    source = doc_tables.Source("data/long_budget/recruitment", "hcapo", "easy_bench")
     assert doc_tables.score_cell(ROOT, source) == doc_tables.NOT_RUN
     assert doc_tables.score_cell(ROOT, None) == ""
 
