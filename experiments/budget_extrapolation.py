@@ -35,8 +35,10 @@ HEADER = (
     "task",
     "gap at 10x",
     "margin",
+    "target (reference planner)",
     "gain per decade",
     "budget to beat the heuristic (steps) [range]",
+    "with per-seed gains",
 )
 
 
@@ -55,7 +57,8 @@ def rows(root: Path = ROOT, reference: str = REFERENCE) -> list[dict]:
     """One row per (learner, task) of each long run: its budgets, the seeds it shares
     with the default run and the reference, and :func:`stats.budget_to_beat`."""
     canonical = load_results(root / CANONICAL)
-    power = json.loads((root / CANONICAL / "benchmark_report.json").read_text())["power"]
+    report = json.loads((root / CANONICAL / "benchmark_report.json").read_text())
+    power, references = report["power"], report["protocol"]["references"]
     out = []
     folders = sorted(
         (root / LONG_BUDGET).iterdir(),
@@ -83,9 +86,11 @@ def rows(root: Path = ROOT, reference: str = REFERENCE) -> list[dict]:
                     [far[s] for s in seeds],
                     factor=b_long / b_short,
                     alpha=power["families"][task]["holm_threshold"],
+                    ceiling=references[task]["reference_planner"],
                 )
                 out.append(
                     {
+                        "planner": references[task]["reference_planner"],
                         "agent": agent,
                         "task": task,
                         "seeds": seeds,
@@ -111,6 +116,10 @@ def budget_cell(row: dict) -> str:
         return "beaten at 10x"
     if row["verdict"] == "not rising":
         return "none (not rising)"
+    if row["verdict"] == "above the ceiling":
+        return "none (target above the reference planner)"
+    if row["verdict"] == "undetermined":
+        return f"none at the mean gain [{_steps(d['low'], b)}, none]"
     times = row["long_budget"] * 10 ** d["point"] / row["budget"]
     return (
         f"{_steps(d['point'], b)} ({times:,.0f}x the default) "
@@ -119,7 +128,7 @@ def budget_cell(row: dict) -> str:
 
 
 def table_rows(root: Path = ROOT) -> list[list[str]]:
-    """docs/agents.md's rows: agent, task, gap, margin, gain per decade, budget."""
+    """docs/agents.md's rows (:data:`HEADER`)."""
     out = []
     for r in rows(root):
         g = r["gain_per_decade"]
@@ -129,8 +138,10 @@ def table_rows(root: Path = ROOT) -> list[list[str]]:
                 r["task"],
                 f"{r['gap']:+.3f}",
                 f"{r['margin']:.3f}",
+                f"{r['target']:.3f} ({r['planner']:.3f})",
                 f"{g['mean']:+.3f} [{g['lo']:+.3f}, {g['hi']:+.3f}]",
                 budget_cell(r),
+                "reached" if r["per_seed_gains_reach"] else "never",
             ]
         )
     return out

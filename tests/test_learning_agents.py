@@ -178,9 +178,8 @@ def test_mira_refuses_unknown_ablation_switches():
             make_agent("mira", context, **bad)
 
 
-def test_mira_ppo_ablation_learns_from_the_newest_phase_only():
-    """``actor: ppo`` updates on the episodes the current policy collected, and its runs
-    are reproducible."""
+def test_mira_ppo_ablation_is_reproducible_and_trains_otherwise():
+    """``actor: ppo``: two runs of a cell give the same numbers, and not the default's."""
     a = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"actor": "ppo"})
     b = run_cell("recruitment/easy_bench", "mira", 4, SMALL, {"actor": "ppo"})
     c = run_cell("recruitment/easy_bench", "mira", 4, SMALL)

@@ -152,6 +152,7 @@ def test_a_learner_on_a_log_linear_curve_is_placed_where_it_crosses():
     [
         (0.10, 0.01, "reached at"),  # rising on every seed
         (0.02, 0.10, "no upper bound"),  # rising on average, the interval holds 0
+        (-0.02, 0.10, "undetermined"),  # falling on average, the interval holds 0
         (-0.05, 0.01, "not rising"),
     ],
 )
@@ -166,6 +167,8 @@ def test_budget_to_beat_verdicts(gain, spread, verdict):
         assert 0 < d["low"] <= d["point"] <= d["high"]
     elif verdict == "no upper bound":
         assert d["high"] is None and 0 < d["low"] <= d["point"]
+    elif verdict == "undetermined":  # only the optimistic end of the gain gives a budget
+        assert d["point"] is None and d["high"] is None and d["low"] > 0
     else:
         assert d["point"] is None and d["high"] is None
 
@@ -199,3 +202,29 @@ def test_a_faster_learner_never_needs_a_larger_budget(gain, more):
 
     slow, fast = point(gain), point(gain + more)
     assert fast <= slow or slow == 0.0
+
+
+def test_a_target_above_the_ceiling_gets_no_budget():
+    ref = np.array([0.70, 0.71, 0.69, 0.72, 0.70])
+    short = np.array([0.30, 0.32, 0.28, 0.31, 0.29])
+    out = budget_to_beat(ref, short, short + 0.1, 10.0)
+    assert out["verdict"] == "reached at"
+    capped = budget_to_beat(ref, short, short + 0.1, 10.0, ceiling=out["target"] - 1e-9)
+    assert capped["verdict"] == "above the ceiling"
+    assert capped["decades"] == {"point": None, "low": None, "high": None}
+    assert budget_to_beat(ref, short, short + 0.1, 10.0, ceiling=1.0)["verdict"] == "reached at"
+
+
+def test_per_seed_gains_reach_only_when_the_mean_gain_beats_their_spread():
+    """If each seed kept its own gain, the gaps' sd would grow with the budget: the
+    paired test reaches its power only if the mean gain exceeds d_z x sd(gains)."""
+    from clinbench.stats import paired_minimum_detectable_effect
+
+    ref = np.full(5, 0.8)
+    short = np.array([0.2, 0.25, 0.22, 0.21, 0.23])
+    for spread, reach in ((0.001, True), (0.1, False)):
+        gains = 0.1 + spread * np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+        out = budget_to_beat(ref, short, short + gains, 10.0, alpha=0.01)
+        d_z = paired_minimum_detectable_effect(5, 0.01)
+        assert out["per_seed_gains_reach"] is reach
+        assert reach == (gains.mean() > d_z * gains.std(ddof=1))
