@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -33,8 +34,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from clinbench.cli.app import app
-
 ROOT = Path(__file__).resolve().parents[1]
 #: label -> (results folder name, agent, overrides); recruitment unless in ``ENVS``
 ABLATIONS = {
@@ -44,10 +43,32 @@ ABLATIONS = {
     # maskable_ppo (docs/agents.md, grpo)
     "grpo, GAE advantages": ("grpo_gae", "grpo_gae", ["agent.grpo_gae.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
-    # what keeps mira below maskable_ppo (docs/agents.md, mira): its actor regression
-    # swapped for PPO-clip with stable-baselines3's schedule, then also its critics for
-    # GAE on a ridge value of the return, then also its six phases for 36 (more updates)
+    # what keeps mira below maskable_ppo (docs/agents.md, mira): its three choices that
+    # differ from stable-baselines3's PPO, alone and together, so that their parts can
+    # be told apart: the number of updates (six phases, or 36 of 3,000 steps each,
+    # nearer stable-baselines3's update every 2,048 steps), the advantage (mira's
+    # critics, or GAE on a ridge value of the return) and the actor (the regression, or
+    # PPO-clip with stable-baselines3's schedule). PPO on mira's own advantages runs
+    # twice: as they are, and standardised over the update's steps as stable-baselines3
+    # standardises its advantages (a plugin: experiments/ablation_agents/mira_standardised.py)
+    "mira, 36 phases": ("mira_36_phases", "mira", ["agent.mira.phases=36"]),
+    "mira, GAE advantages": ("mira_gae_regression", "mira", ["agent.mira.advantage=gae"]),
+    "mira, GAE advantages, 36 phases": (
+        "mira_gae_regression_36_phases",
+        "mira",
+        ["agent.mira.advantage=gae", "agent.mira.phases=36"],
+    ),
     "mira, PPO actor": ("mira_ppo_actor", "mira", ["agent.mira.actor=ppo"]),
+    "mira, PPO actor, standardised advantages": (
+        "mira_ppo_standardised",
+        "mira_standardised",
+        ["agent.mira_standardised.actor=ppo"],
+    ),
+    "mira, PPO actor, standardised advantages, 36 phases": (
+        "mira_ppo_standardised_36_phases",
+        "mira_standardised",
+        ["agent.mira_standardised.actor=ppo", "agent.mira_standardised.phases=36"],
+    ),
     "mira, PPO actor, GAE advantages": (
         "mira_gae",
         "mira",
@@ -99,7 +120,10 @@ ABLATIONS = {
     ),
 }
 #: agents swept from a file of experiments/ablation_agents/ (their spec, from the root)
-PLUGINS = {"grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE"}
+PLUGINS = {
+    "grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE",
+    "mira_standardised": "experiments/ablation_agents/mira_standardised.py:MIRAStandardised",
+}
 #: the environment family of the ablations that do not run on recruitment
 ENVS = {
     "mira, lambda = 1": "trial_design",
@@ -135,11 +159,9 @@ def run(label: str, fresh: bool = False) -> None:
     ]
     if fresh:
         args.append("--no-resume")
-    try:
-        app(args, prog_name="ablations", standalone_mode=False)
-    except SystemExit as exc:  # typer exits 0 on success
-        if exc.code:
-            raise
+    # each sweep in a process of its own: a file plugin's code identity covers the
+    # modules loaded from its folder, so one plugin must not see another one loaded
+    subprocess.run([sys.executable, "-m", "clinbench.cli.app", *args], check=True)
 
 
 def cell(values: np.ndarray) -> str:

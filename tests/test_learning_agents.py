@@ -132,6 +132,77 @@ def test_ablations_run_and_report(name, config):
         assert res.training["env_steps"] == SMALL.train_steps
 
 
+def test_the_mira_standardised_ablation_agent_standardises_mira_advantages():
+    """experiments/ablation_agents/mira_standardised.py: mira's own advantages, scaled to
+    mean 0 and standard deviation 1 over the update's steps (the GAE switch's left as
+    they are), and a PPO-actor cell of it runs through the sweep's plugin path."""
+    from shared_helpers import load_script
+
+    from clinbench.agents.mira import MIRAAgent
+
+    root = Path(__file__).resolve().parents[1]
+    path = root / "experiments" / "ablation_agents" / "mira_standardised.py"
+    module = load_script(path)
+    env = make("recruitment/easy_bench")
+    trajs = [
+        t
+        for seed in (5, 6)
+        for t in collect_group(
+            training_env_factory("recruitment/easy_bench")(),
+            MIRAAgent(AgentContext.of(env)).sampler(np.random.default_rng(seed)),
+            2**31 + seed,
+            3,
+        )
+    ]
+    for advantage in ("milestones", "gae"):
+        plain = MIRAAgent(AgentContext.of(env), advantage=advantage)
+        scaled = module.MIRAStandardised(AgentContext.of(env), advantage=advantage)
+        for agent in (plain, scaled):
+            agent.fit_standardiser(trajs)
+            agent.buffer.append(trajs)
+            if advantage == "milestones":
+                agent.fit_critics(float(np.median([t.score for t in trajs])))
+        want = plain.step_advantages(trajs)
+        got = scaled.step_advantages(trajs)
+        if advantage == "gae":
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert np.ptp(want) > 0 and not np.allclose(got, want)
+            np.testing.assert_allclose(got, (want - want.mean()) / want.std(), atol=1e-7)
+            assert abs(got.mean()) < 1e-12 and got.std() == pytest.approx(1.0)
+    res = run_cell("recruitment/easy_bench", f"{path}:MIRAStandardised", 2, SMALL, {"actor": "ppo"})
+    assert len(res.episodes) == SMALL.eval_episodes
+    assert res.training["env_steps"] == SMALL.train_steps
+
+
+def test_the_mira_advantage_check_watches_mira_without_changing_it():
+    """experiments/mira_advantages.py: one row per phase, read before the update, and the
+    watched run trains exactly as mira does from the same stream."""
+    from shared_helpers import load_script
+
+    from clinbench.agents.mira import MIRAAgent
+    from clinbench.evaluation_key import PUBLIC
+    from clinbench.protocol import training_stream
+
+    root = Path(__file__).resolve().parents[1]
+    module = load_script(root / "experiments" / "mira_advantages.py")
+    steps = 150 * DAYS  # six phases of one batch of 25 episodes each
+    watched = module.watched_run("easy_bench", 3, steps)
+    name = "recruitment/easy_bench"
+    plain = MIRAAgent(AgentContext.of(make(name)))
+    plain.train(
+        training_env_factory(name, None, steps),
+        steps,
+        training_stream(PUBLIC, 3, "mira", name),
+        None,
+        2,
+    )
+    assert len(watched.rows) == plain.phases
+    assert all(-1.0 <= c <= 1.0 for row in watched.rows for c in row[1:])
+    for k, v in plain.policy.params.items():
+        np.testing.assert_array_equal(watched.policy.params[k], v)
+
+
 def test_mira_discounted_sums_are_scipys_filter():
     from scipy.signal import lfilter
 
