@@ -39,19 +39,24 @@ ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = {
     "grpo (hcapo with omega = 0)": ("grpo", "grpo", ["agent.grpo.minibatch=64"]),
     # the GRPO core's outcome advantage swapped for GAE on a ridge value (a plugin:
-    # experiments/ablation_agents/grpo_gae.py): what keeps hcapo and memexrl below
-    # maskable_ppo (docs/agents.md, grpo)
+    # experiments/ablation_agents/grpo_gae/): hcapo and memexrl against maskable_ppo
+    # (docs/agents.md, grpo)
     "grpo, GAE advantages": ("grpo_gae", "grpo_gae", ["agent.grpo_gae.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
-    # what keeps mira below maskable_ppo (docs/agents.md, mira): its three choices that
-    # differ from stable-baselines3's PPO, alone and together, so that their parts can
-    # be told apart: the number of updates (six phases, or 36 of 3,000 steps each,
-    # nearer stable-baselines3's update every 2,048 steps), the advantage (mira's
-    # critics, or GAE on a ridge value of the return) and the actor (the regression, or
-    # PPO-clip with stable-baselines3's schedule). PPO on mira's own advantages runs
-    # twice: as they are, and standardised over the update's steps as stable-baselines3
-    # standardises its advantages (a plugin: experiments/ablation_agents/mira_standardised.py)
+    # mira against maskable_ppo (docs/agents.md, mira): its three choices that differ
+    # from stable-baselines3's PPO, in every combination: the number of updates (six
+    # phases, or 36 of 3,000 steps each, nearer stable-baselines3's update every 2,048
+    # steps), the advantage (mira's critics as they are, the same standardised over the
+    # update's steps with a plugin, experiments/ablation_agents/mira_standardised/, or
+    # GAE on a ridge value of the return) and the actor (the regression, or PPO-clip
+    # with stable-baselines3's schedule)
     "mira, 36 phases": ("mira_36_phases", "mira", ["agent.mira.phases=36"]),
+    "mira, standardised advantages": ("mira_standardised", "mira_standardised", []),
+    "mira, standardised advantages, 36 phases": (
+        "mira_standardised_36_phases",
+        "mira_standardised",
+        ["agent.mira_standardised.phases=36"],
+    ),
     "mira, GAE advantages": ("mira_gae_regression", "mira", ["agent.mira.advantage=gae"]),
     "mira, GAE advantages, 36 phases": (
         "mira_gae_regression_36_phases",
@@ -59,6 +64,11 @@ ABLATIONS = {
         ["agent.mira.advantage=gae", "agent.mira.phases=36"],
     ),
     "mira, PPO actor": ("mira_ppo_actor", "mira", ["agent.mira.actor=ppo"]),
+    "mira, PPO actor, 36 phases": (
+        "mira_ppo_actor_36_phases",
+        "mira",
+        ["agent.mira.actor=ppo", "agent.mira.phases=36"],
+    ),
     "mira, PPO actor, standardised advantages": (
         "mira_ppo_standardised",
         "mira_standardised",
@@ -119,10 +129,13 @@ ABLATIONS = {
         ["agent.grpo_gae.minibatch=64"],
     ),
 }
-#: agents swept from a file of experiments/ablation_agents/ (their spec, from the root)
+#: agents swept from a file of experiments/ablation_agents/ (their spec, from the root;
+#: a folder each: a file plugin's code identity covers the modules loaded from its folder)
 PLUGINS = {
-    "grpo_gae": "experiments/ablation_agents/grpo_gae.py:GRPOGAE",
-    "mira_standardised": "experiments/ablation_agents/mira_standardised.py:MIRAStandardised",
+    "grpo_gae": "experiments/ablation_agents/grpo_gae/grpo_gae.py:GRPOGAE",
+    "mira_standardised": (
+        "experiments/ablation_agents/mira_standardised/mira_standardised.py:MIRAStandardised"
+    ),
 }
 #: the environment family of the ablations that do not run on recruitment
 ENVS = {

@@ -1,6 +1,6 @@
-"""What mira's milestone advantage rewards: per phase of a default mira training run, how
-each episode's mean advantage relates to the episode's score, beside GAE on the same
-steps (docs/agents.md, mira).
+"""How mira's milestone advantage relates to the episode's score: per phase of a default
+mira training run, each episode's mean advantage against its score, beside GAE on the
+same steps, and what the advantage's mean is made of (docs/agents.md, mira).
 
     python experiments/mira_advantages.py [--tasks medium_bench hard_bench] [--seeds 1 7]
 
@@ -17,12 +17,19 @@ buffer, the policy that collected them):
   value of the return; what the ablation ``advantage: gae`` uses);
 - ``steps``: the correlation of the two advantages over the phase's steps;
 - ``V``: the correlation over episodes between an episode's mean success-critic value
-  V(s) (the probability that the episode scores above the phase median) and its score.
+  V(s) (the probability that the episode scores above the phase median) and its score;
+- ``A``, ``-V/2``, ``-lamP/2``, ``G/2``: the mean over the phase's steps of the
+  milestone advantage and of three parts of its Monte-Carlo half,
+  1/2 [G' - V(s)] = 1/2 [G - lam P(s) - V(s)] (G' the shaped return, G the discounted
+  return of the rewards, P the potential critic, terminal potential 0).
 
-Both terms of the doubly robust advantage subtract V(s), a probability near 1/2,
-from rewards that add up to the episode's score (a few hundredths for the sampled
-training episodes), so where V is high, in the episodes that score well, the advantage
-is low.
+The rewards of an episode add up to its score, a few hundredths for the sampled
+training episodes, while V(s) is a probability near 1/2: of the advantage's mean, the
+terms of the state alone (-V/2, -lamP/2) make up nearly all and the return G/2 a few
+thousandths. Terms of the state alone act as a baseline (they leave the expected
+policy gradient unchanged and add variance), so a negative correlation with the score
+says how little of the advantage depends on the episode's outcome, not that the
+advantage favours the actions of the episodes that score low.
 """
 
 from __future__ import annotations
@@ -35,13 +42,16 @@ import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.mira import MIRAAgent, gae_advantages
+from clinbench.agents.mira import MIRAAgent, discounted, gae_advantages
 from clinbench.env import make
 from clinbench.env.registry import family
 from clinbench.evaluation_key import PUBLIC
 from clinbench.protocol import training_env_factory, training_stream
 
-COLUMNS = ("task", "seed", "phase", "score", "milestones", "gae", "steps", "V")
+COLUMNS = (
+    "task", "seed", "phase", "score", "milestones", "gae", "steps", "V",
+    "A", "-V/2", "-lamP/2", "G/2",
+)  # fmt: skip
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
@@ -67,6 +77,8 @@ class Watched(MIRAAgent):
             self.potential.alpha,
         )
         value = [self.success.predict_proba(self.std(t.x)) for t in trajs]
+        potential = [self.potential.predict(self.std(t.x)) for t in trajs]
+        returns = [discounted(t.rewards, self.gamma) for t in trajs]
         self.rows.append(
             (
                 float(score.mean()),
@@ -74,6 +86,10 @@ class Watched(MIRAAgent):
                 correlation(np.array([a.mean() for a in gae]), score),
                 correlation(np.concatenate(milestones), np.concatenate(gae)),
                 correlation(np.array([v.mean() for v in value]), score),
+                float(np.concatenate(milestones).mean()),
+                float(-0.5 * np.concatenate(value).mean()),
+                float(-0.5 * self.lam * np.concatenate(potential).mean()),
+                float(0.5 * np.concatenate(returns).mean()),
             )
         )
         super().update_actor(optimizer)
@@ -102,7 +118,11 @@ def main() -> None:
     for task in args.tasks:
         for seed in args.seeds:
             for phase, row in enumerate(watched_run(task, seed).rows, start=1):
-                cells = [f"{row[0]:.3f}", *(f"{c:+.2f}" for c in row[1:])]
+                cells = [
+                    f"{row[0]:.3f}",
+                    *(f"{c:+.2f}" for c in row[1:5]),
+                    *(f"{c:+.3f}" for c in row[5:]),
+                ]
                 print(f"| {task} | {seed} | {phase} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -142,9 +142,15 @@ AGENTS_RECRUITMENT = _agents_table(
         "grpo, GAE advantages": (f"{ABLATIONS}/grpo_gae", "grpo_gae"),
         "mira, lambda = 0": (f"{ABLATIONS}/mira_lambda0", "mira"),
         "mira, 36 phases": (f"{ABLATIONS}/mira_36_phases", "mira"),
+        "mira, standardised advantages": (f"{ABLATIONS}/mira_standardised", "mira_standardised"),
+        "mira, standardised advantages, 36 phases": (
+            f"{ABLATIONS}/mira_standardised_36_phases",
+            "mira_standardised",
+        ),
         "mira, GAE advantages": (f"{ABLATIONS}/mira_gae_regression", "mira"),
         "mira, GAE advantages, 36 phases": (f"{ABLATIONS}/mira_gae_regression_36_phases", "mira"),
         "mira, PPO actor": (f"{ABLATIONS}/mira_ppo_actor", "mira"),
+        "mira, PPO actor, 36 phases": (f"{ABLATIONS}/mira_ppo_actor_36_phases", "mira"),
         "mira, PPO actor, standardised advantages": (
             f"{ABLATIONS}/mira_ppo_standardised",
             "mira_standardised",

@@ -132,36 +132,50 @@ def test_ablations_run_and_report(name, config):
         assert res.training["env_steps"] == SMALL.train_steps
 
 
-def test_the_mira_standardised_ablation_agent_standardises_mira_advantages():
-    """experiments/ablation_agents/mira_standardised.py: mira's own advantages, scaled to
-    mean 0 and standard deviation 1 over the update's steps (the GAE switch's left as
-    they are), and a PPO-actor cell of it runs through the sweep's plugin path."""
-    from shared_helpers import load_script
-
+def _mira_batch(task: str = "recruitment/easy_bench") -> list:
+    """Six episodes of two training worlds under mira's untrained policy."""
     from clinbench.agents.mira import MIRAAgent
 
-    root = Path(__file__).resolve().parents[1]
-    path = root / "experiments" / "ablation_agents" / "mira_standardised.py"
-    module = load_script(path)
-    env = make("recruitment/easy_bench")
-    trajs = [
+    sampler = MIRAAgent(AgentContext.of(make(task))).sampler
+    return [
         t
         for seed in (5, 6)
         for t in collect_group(
-            training_env_factory("recruitment/easy_bench")(),
-            MIRAAgent(AgentContext.of(env)).sampler(np.random.default_rng(seed)),
+            training_env_factory(task)(),
+            sampler(np.random.default_rng(seed)),
             2**31 + seed,
             3,
         )
     ]
+
+
+def _mira_ready(cls, trajs: list, **config):
+    """A mira agent (``cls``) with ``trajs`` as its buffer and its critics fitted."""
+    agent = cls(AgentContext.of(make("recruitment/easy_bench")), **config)
+    agent.fit_standardiser(trajs)
+    agent.buffer.append(trajs)
+    if agent.advantage == "milestones":
+        agent.fit_critics(float(np.median([t.score for t in trajs])))
+    return agent
+
+
+def test_the_mira_standardised_ablation_agent_standardises_mira_advantages(monkeypatch):
+    """experiments/ablation_agents/mira_standardised/: mira's own advantages, scaled to
+    mean 0 and standard deviation 1 over the update's steps (the GAE switch's left as
+    they are); its PPO actor is handed exactly those; a cell of it runs through the
+    sweep's plugin path."""
+    from shared_helpers import load_script
+
+    from clinbench.agents import mira
+    from clinbench.agents.mira import MIRAAgent
+
+    root = Path(__file__).resolve().parents[1]
+    path = root / "experiments" / "ablation_agents" / "mira_standardised" / "mira_standardised.py"
+    module = load_script(path)
+    trajs = _mira_batch()
     for advantage in ("milestones", "gae"):
-        plain = MIRAAgent(AgentContext.of(env), advantage=advantage)
-        scaled = module.MIRAStandardised(AgentContext.of(env), advantage=advantage)
-        for agent in (plain, scaled):
-            agent.fit_standardiser(trajs)
-            agent.buffer.append(trajs)
-            if advantage == "milestones":
-                agent.fit_critics(float(np.median([t.score for t in trajs])))
+        plain = _mira_ready(MIRAAgent, trajs, advantage=advantage)
+        scaled = _mira_ready(module.MIRAStandardised, trajs, advantage=advantage)
         want = plain.step_advantages(trajs)
         got = scaled.step_advantages(trajs)
         if advantage == "gae":
@@ -170,22 +184,52 @@ def test_the_mira_standardised_ablation_agent_standardises_mira_advantages():
             assert np.ptp(want) > 0 and not np.allclose(got, want)
             np.testing.assert_allclose(got, (want - want.mean()) / want.std(), atol=1e-7)
             assert abs(got.mean()) < 1e-12 and got.std() == pytest.approx(1.0)
+    # the PPO actor: minibatch_update is handed the standardised advantages of the
+    # newest phase's steps
+    handed = {}
+    monkeypatch.setattr(mira, "minibatch_update", lambda *a, **k: handed.update(adv=a[6]))
+    agent = _mira_ready(module.MIRAStandardised, trajs, actor="ppo")
+    agent._rng, agent._ppo = np.random.default_rng(0), None
+    agent.update_actor_ppo()
+    raw = _mira_ready(MIRAAgent, trajs, actor="ppo").step_advantages(trajs)
+    np.testing.assert_allclose(handed["adv"], (raw - raw.mean()) / raw.std(), atol=1e-7)
+    monkeypatch.undo()
     res = run_cell("recruitment/easy_bench", f"{path}:MIRAStandardised", 2, SMALL, {"actor": "ppo"})
     assert len(res.episodes) == SMALL.eval_episodes
     assert res.training["env_steps"] == SMALL.train_steps
 
 
-def test_the_mira_advantage_check_watches_mira_without_changing_it():
-    """experiments/mira_advantages.py: one row per phase, read before the update, and the
-    watched run trains exactly as mira does from the same stream."""
+def test_the_mira_advantage_check_reads_each_phase_before_its_update(monkeypatch):
+    """experiments/mira_advantages.py: a phase's row is computed from the episodes in
+    the buffer before mira's actor update runs, each episode's advantages paired with
+    its own score; the watched run trains exactly as mira does from the same stream."""
     from shared_helpers import load_script
 
-    from clinbench.agents.mira import MIRAAgent
+    from clinbench.agents.mira import MIRAAgent, gae_advantages
     from clinbench.evaluation_key import PUBLIC
     from clinbench.protocol import training_stream
 
     root = Path(__file__).resolve().parents[1]
     module = load_script(root / "experiments" / "mira_advantages.py")
+    trajs = _mira_batch()
+    watched = _mira_ready(module.Watched, trajs)
+    rows_at_update = []
+    monkeypatch.setattr(
+        MIRAAgent, "update_actor", lambda self, opt: rows_at_update.append(len(self.rows))
+    )
+    watched.update_actor(None)
+    assert rows_at_update == [1]
+    score = np.array([t.score for t in trajs])
+    adv = [watched.advantages(t) for t in trajs]
+    xs = [watched.std(t.x) for t in trajs]
+    gae = gae_advantages(xs, [t.rewards for t in trajs], 0.99, 0.95, 1.0)
+    row = watched.rows[0]
+    assert row[0] == pytest.approx(score.mean())
+    assert row[1] == pytest.approx(np.corrcoef([a.mean() for a in adv], score)[0, 1])
+    assert row[2] == pytest.approx(np.corrcoef([g.mean() for g in gae], score)[0, 1])
+    assert row[5] == pytest.approx(np.concatenate(adv).mean())
+    monkeypatch.undo()
+
     steps = 150 * DAYS  # six phases of one batch of 25 episodes each
     watched = module.watched_run("easy_bench", 3, steps)
     name = "recruitment/easy_bench"
@@ -198,7 +242,7 @@ def test_the_mira_advantage_check_watches_mira_without_changing_it():
         2,
     )
     assert len(watched.rows) == plain.phases
-    assert all(-1.0 <= c <= 1.0 for row in watched.rows for c in row[1:])
+    assert all(-1.0 <= c <= 1.0 for row in watched.rows for c in row[1:5])
     for k, v in plain.policy.params.items():
         np.testing.assert_array_equal(watched.policy.params[k], v)
 
@@ -468,14 +512,15 @@ def test_klong_full_batch_cloning_is_every_row_at_every_step():
 
 
 def test_the_grpo_gae_ablation_agent_gives_each_step_its_gae_advantage():
-    """experiments/ablation_agents/grpo_gae.py: grpo's update on GAE advantages, and a
+    """experiments/ablation_agents/grpo_gae/: grpo's update on GAE advantages, and a
     cell of it runs through the sweep's plugin path."""
     from shared_helpers import load_script
 
     from clinbench.agents.mira import gae_advantages
 
     root = Path(__file__).resolve().parents[1]
-    module = load_script(root / "experiments" / "ablation_agents" / "grpo_gae.py")
+    path = root / "experiments" / "ablation_agents" / "grpo_gae" / "grpo_gae.py"
+    module = load_script(path)
     env = make("recruitment/easy_bench")
     agent = module.GRPOGAE(AgentContext.of(env), minibatch=64)
     groups = [
@@ -496,7 +541,7 @@ def test_the_grpo_gae_ablation_agent_gives_each_step_its_gae_advantage():
     assert seen["trajs"] == groups[0]
     for got, expected in zip(seen["adv"], want, strict=True):
         np.testing.assert_array_equal(got, expected)
-    spec = f"{root / 'experiments' / 'ablation_agents' / 'grpo_gae.py'}:GRPOGAE"
+    spec = f"{path}:GRPOGAE"
     res = run_cell("recruitment/easy_bench", spec, 2, SMALL, {"minibatch": 64})
     assert len(res.episodes) == SMALL.eval_episodes
     assert res.training["env_steps"] == SMALL.train_steps
