@@ -43,13 +43,14 @@ ABLATIONS = {
     # (docs/agents.md, grpo)
     "grpo, GAE advantages": ("grpo_gae", "grpo_gae", ["agent.grpo_gae.minibatch=64"]),
     "mira, lambda = 0": ("mira_lambda0", "mira", ["agent.mira.lam=0"]),
-    # mira against maskable_ppo (docs/agents.md, mira): its three choices that differ
-    # from stable-baselines3's PPO, in every combination: the number of updates (six
-    # phases, or 36 of 3,000 steps each, nearer stable-baselines3's update every 2,048
-    # steps), the advantage (mira's critics as they are, the same standardised over the
-    # update's steps with a plugin, experiments/ablation_agents/mira_standardised/, or
-    # GAE on a ridge value of the return) and the actor (the regression, or PPO-clip
-    # with stable-baselines3's schedule)
+    # mira against maskable_ppo (docs/agents.md, mira): its three main choices that
+    # differ from stable-baselines3's PPO, in every combination: the number of phases
+    # (six, or 36 of 3,000 steps each, nearer stable-baselines3's update every 2,048
+    # steps; the buffer of two phases then holds 6,000 steps), the advantage (mira's
+    # critics as they are, the same standardised over the update's steps with a
+    # plugin, experiments/ablation_agents/mira_standardised/, or GAE on a ridge value of
+    # the return) and the actor (the regression, or PPO-clip with stable-baselines3's
+    # schedule)
     "mira, 36 phases": ("mira_36_phases", "mira", ["agent.mira.phases=36"]),
     "mira, standardised advantages": ("mira_standardised", "mira_standardised", []),
     "mira, standardised advantages, 36 phases": (

@@ -26,10 +26,11 @@ buffer, the policy that collected them):
 The rewards of an episode add up to its score, a few hundredths for the sampled
 training episodes, while V(s) is a probability near 1/2: of the advantage's mean, the
 terms of the state alone (-V/2, -lamP/2) make up nearly all and the return G/2 a few
-thousandths. Terms of the state alone act as a baseline (they leave the expected
-policy gradient unchanged and add variance), so a negative correlation with the score
-says how little of the advantage depends on the episode's outcome, not that the
-advantage favours the actions of the episodes that score low.
+thousandths (the TD half and the clipping make up the rest of ``A``). For a plain
+on-policy policy-gradient step, terms of the state alone are a baseline that leaves
+the expected gradient unchanged; mira's actors are not exactly one, and a negative
+correlation with the score does not show that the advantage favours the actions of
+the episodes that score low.
 """
 
 from __future__ import annotations
