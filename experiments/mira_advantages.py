@@ -43,7 +43,7 @@ import clinbench  # first: it pins the BLAS kernel before numpy loads  # noqa: F
 import numpy as np
 
 from clinbench.agents.context import AgentContext
-from clinbench.agents.mira import MIRAAgent, discounted, gae_advantages
+from clinbench.agents.mira import MIRAAgent, discounted
 from clinbench.env import make
 from clinbench.env.registry import family
 from clinbench.evaluation_key import PUBLIC
@@ -70,15 +70,10 @@ class Watched(MIRAAgent):
         trajs = list(self.buffer[-1])
         score = np.array([t.score for t in trajs])
         milestones = [self.advantages(t) for t in trajs]
-        gae = gae_advantages(
-            [self.std(t.x) for t in trajs],
-            [t.rewards for t in trajs],
-            self.gamma,
-            0.95,
-            self.potential.alpha,
-        )
-        value = [self.success.predict_proba(self.std(t.x)) for t in trajs]
-        potential = [self.potential.predict(self.std(t.x)) for t in trajs]
+        gae = self.gae_advantages(trajs)  # the ablation ``advantage: gae``'s
+        xs = [self.std(t.x) for t in trajs]
+        value = [self.success.predict_proba(x) for x in xs]
+        potential = [self.potential.predict(x) for x in xs]
         returns = [discounted(t.rewards, self.gamma) for t in trajs]
         self.rows.append(
             (
