@@ -142,6 +142,20 @@ def test_every_way_of_reaching_an_agent_module_is_found(line):
     assert folder / "heuristic.py" in found
 
 
+def test_a_file_read_again_after_an_edit_gives_its_new_uses(tmp_path):
+    """What a source file uses is kept per text, never per path: the same path read
+    again after an edit gives what the edited text imports and builds."""
+    from clinbench.agents.registry import _static_uses
+
+    probe = tmp_path / "probe.py"
+    probe.write_text("from clinbench.agents import heuristic\n")
+    assert _static_uses(probe) == (
+        {"clinbench.agents", "clinbench.agents.heuristic"}, set()
+    )
+    probe.write_text("import numpy\nmake_agent('klong', context)\n")
+    assert _static_uses(probe) == ({"numpy"}, {"klong"})
+
+
 #: Calls an agent module may make when it is imported (constants, registration).
 IMPORT_TIME_CALLS = {"frozenset", "tuple", "len", "dict", "set", "register_agent",
                      "dataclass", "field", "ClassVar", "np.round", "np.arange", "np.array"}

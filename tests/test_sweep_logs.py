@@ -16,6 +16,7 @@ from clinbench.sweep import logs
 
 runner = CliRunner(env={"COLUMNS": "200"})
 POINTS = 21
+STEPS = 400  # a curve point every 20 steps
 GRID = (
     "preset=smoke",
     "--agents",
@@ -25,6 +26,7 @@ GRID = (
     "--seeds",
     "1,2",
     f"protocol.curve_points={POINTS}",
+    f"protocol.train_steps={STEPS}",
     "--quiet",
     "--no-report",
 )
@@ -94,7 +96,7 @@ def test_tensorboard_runs_have_the_cells_curves_on_an_env_step_axis(logged):
         curve = record["curve"]
         assert len(scores) == len(curve) == POINTS
         assert [e.step for e in scores] == [p["env_steps"] for p in curve]
-        assert [e.step for e in scores] == [20 * i for i in range(POINTS)]  # 400 steps
+        assert [e.step for e in scores] == [STEPS // (POINTS - 1) * i for i in range(POINTS)]
         assert [e.value for e in scores] == pytest.approx([p["mean_score"] for p in curve])
         seconds = record["timing"]["curve_seconds"]
         walls = events.Scalars("curve/wall_seconds")
@@ -106,7 +108,7 @@ def test_tensorboard_runs_have_the_cells_curves_on_an_env_step_axis(logged):
         final = {t: events.Scalars(f"final/{t}") for t in ("mean_score", "env_steps")}
         mean = sum(e["score"] for e in record["episodes"]) / len(record["episodes"])
         assert final["mean_score"][0].value == pytest.approx(mean)
-        assert final["env_steps"][0].value == record["training"]["env_steps"] == 400
+        assert final["env_steps"][0].value == record["training"]["env_steps"] == STEPS
         assert len(final["mean_score"]) == 1
         train = events.Scalars("final/train_seconds")[0].value
         assert train == pytest.approx(record["timing"]["train_seconds"], rel=1e-6)
@@ -135,7 +137,7 @@ def test_mlflow_runs_have_the_cells_curves_and_are_not_logged_twice(logged):
         walls = client.get_metric_history(run.info.run_id, "curve/wall_seconds")
         walls = sorted(walls, key=lambda m: m.step)
         assert [m.value for m in walls] == pytest.approx(record["timing"]["curve_seconds"])
-        assert run.data.metrics["final/env_steps"] == 400
+        assert run.data.metrics["final/env_steps"] == STEPS
         mean = sum(e["score"] for e in record["episodes"]) / len(record["episodes"])
         assert run.data.metrics["final/mean_score"] == pytest.approx(mean)
 

@@ -28,7 +28,7 @@ import pkgutil
 import sys
 import traceback
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,7 @@ def _distribution_of(module: str) -> str:
 _NAMING_MODULES = ("registry", "__init__")
 
 
+@cache
 def _agents_folder() -> Path:
     return Path(__file__).resolve().parent
 
@@ -231,14 +232,21 @@ def _own(path: Path) -> bool:
 _BY_NAME = ("make_agent", "agent_entry")
 
 
-def _static_uses(path: Path, text: str | None = None) -> tuple[set[str], set[str]]:
+def _static_uses(
+    path: Path, text: str | None = None
+) -> tuple[frozenset[str], frozenset[str]]:
     """(clinbench.agents modules imported, agent names built by name, e.g.
     ``make_agent("heuristic", ...)``) by one source file (or ``text`` as if it were that
     file), read statically; relative imports are resolved against the file's package."""
+    return _uses_in_source(_package_of(path), path.read_text() if text is None else text)
+
+
+@lru_cache(maxsize=1024)
+def _uses_in_source(package: str | None, source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`_static_uses` of ``source`` in ``package``, kept per text: planning a sweep
+    asks for the same modules once per agent, and parsing them was most of its time."""
     modules: set[str] = set()
     names: set[str] = set()
-    package = _package_of(path)
-    source = path.read_text() if text is None else text
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -262,7 +270,7 @@ def _static_uses(path: Path, text: str | None = None) -> tuple[set[str], set[str
                 continue
             given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "ref")]
             names.update(str(a.value) for a in given if isinstance(a, ast.Constant))
-    return modules, names
+    return frozenset(modules), frozenset(names)
 
 
 def agent_source_files(
