@@ -31,7 +31,8 @@ from clinbench.sweep.cells import expand
 REPO = Path(clinbench.__file__).resolve().parents[1]
 FULL_SWEEP = REPO / "experiments" / "full_sweep.py"
 TABLES = ("sweep_results.csv", "training_curves.csv", "progress_by_time.csv")
-SMOKE = ("preset=smoke", "--quiet", "--no-report")
+# the families' studies off: what they keep, resume and compute is tests/test_studies.py's
+SMOKE = ("preset=smoke", "studies=off", "--quiet", "--no-report")
 # heuristic and random on two tasks plus an hcapo that raises at construction
 FAILING = (
     "--agents",
