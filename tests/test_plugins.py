@@ -156,8 +156,10 @@ def test_the_plugin_sweeps_identically_on_every_backend_and_resumes(plugin_path,
     }
 
 
-def test_editing_the_plugin_reruns_only_its_cells_and_its_failures_are_its_own(tmp_path):
-    site = install(tmp_path / "site")
+def test_editing_the_plugin_reruns_only_its_cells_and_its_failures_are_its_own(
+    plugin_path, tmp_path
+):
+    site = Path(shutil.copytree(plugin_path, tmp_path / "site"))  # an install of its own to edit
     results = tmp_path / "results"
     sweep = [
         "sweep",
