@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import textwrap
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from unittest import mock
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -222,6 +224,17 @@ def score_distribution(d: ChartData, width: float) -> Figure:
     return fig
 
 
+@contextmanager
+def heatmaps_without_overlap_check() -> Iterator[None]:
+    """``seaborn.heatmap`` (0.13) draws the whole figure after each panel, to see whether
+    its tick labels overlap and turn them if they do: a layout and a render of every
+    panel so far, per panel (4.0 of the canonical seed heatmap's 4.4 CPU seconds to
+    build). Every heatmap here sets its labels' rotation itself, so the draw is skipped;
+    the files are the same bytes (``clinbench charts --check``)."""
+    with mock.patch.object(sns.matrix, "_draw_figure", lambda fig: None):
+        yield
+
+
 def seed_heatmap(d: ChartData, width: float) -> Figure:
     """Agent x seed matrix of scores, one panel per task."""
     cells = d.cell_scores()
@@ -234,21 +247,23 @@ def seed_heatmap(d: ChartData, width: float) -> Figure:
         m = cells[cells.task == task].pivot(index="agent", columns="seed", values="score")
         m = m.reindex(index=listed[i], columns=[s for s in d.seeds if s in m.columns])
         repeat = shared and i % ncols > 0
-        sns.heatmap(
-            m,
-            ax=ax,
-            vmin=0,
-            vmax=1,
-            cmap="viridis",
-            annot=True,
-            fmt=".2f",
-            cbar=False,
-            annot_kws={"fontsize": 6},
-            linewidths=0.5,
-        )
+        with heatmaps_without_overlap_check():
+            sns.heatmap(
+                m,
+                ax=ax,
+                vmin=0,
+                vmax=1,
+                cmap="viridis",
+                annot=True,
+                fmt=".2f",
+                cbar=False,
+                annot_kws={"fontsize": 6},
+                linewidths=0.5,
+            )
         ax.set_title(task)
         ax.set_xlabel("seed")
         ax.set_ylabel("")
+        ax.tick_params(axis="x", rotation=0)
         ax.tick_params(axis="y", rotation=0, labelleft=not repeat, left=not repeat)
         ax.grid(False)
     suptitle(
@@ -362,20 +377,21 @@ def pairwise_significance(d: ChartData, width: float) -> Figure:
                 for rg, rs in zip(g, sig, strict=True)
             ]
         )
-        sns.heatmap(
-            g,
-            ax=ax,
-            cmap="RdBu_r",
-            vmin=-lim,
-            vmax=lim,
-            annot=labels,
-            fmt="",
-            xticklabels=agents,
-            yticklabels=agents,
-            annot_kws={"fontsize": 6},
-            linewidths=0.5,
-            cbar_kws={"label": f"{effect} (row - column)"},
-        )
+        with heatmaps_without_overlap_check():
+            sns.heatmap(
+                g,
+                ax=ax,
+                cmap="RdBu_r",
+                vmin=-lim,
+                vmax=lim,
+                annot=labels,
+                fmt="",
+                xticklabels=agents,
+                yticklabels=agents,
+                annot_kws={"fontsize": 6},
+                linewidths=0.5,
+                cbar_kws={"label": f"{effect} (row - column)"},
+            )
         ax.set_title(f"{fam['name']} (m = {fam['m']}, n = {_seeds(fam['seeds'])})")
         ax.tick_params(axis="x", rotation=45 if numbers else 90)
         ax.tick_params(axis="y", rotation=0)
