@@ -3,6 +3,7 @@
     python benchmarks/report_speed.py [--results data/sweep_results] [--repeat 3]
     python benchmarks/report_speed.py --limit 16    # exit 1 if the report takes longer
     python benchmarks/report_speed.py --export      # + paper figures: one process vs the pool
+    python benchmarks/report_speed.py --per-chart   # CPU seconds of each chart, one process
 
 Reports into a temporary copy of the results folder, so the committed files are not
 touched; the default folder is the canonical grid (8 agents x 8 tasks x 5 seeds). The
@@ -22,6 +23,11 @@ is twice the former: ``--limit 16``. On this round's canonical grid (7 agents x 
 drawn by one process and by the default pool (``clinbench.charts.draw``), in alternating
 rounds, and checks that both give the same files. Each pool round starts new worker
 processes, as a ``clinbench export`` command does (their start-up and imports count).
+
+``--per-chart`` draws each chart of the folder in this process, built and saved as SVG
+and PNG as ``clinbench charts`` does, and prints its CPU seconds and their total; with
+``PYTHONPATH`` at another checkout it times that checkout's charts, so two versions can
+be run in alternation.
 """
 
 from __future__ import annotations
@@ -65,6 +71,22 @@ def time_export(folder: Path, rounds: int) -> tuple[list[float], list[float]]:
     return one, pool
 
 
+def time_charts(folder: Path) -> dict[str, float]:
+    """CPU seconds of each chart of ``folder``, built and saved (SVG and PNG) here."""
+    from clinbench.charts.figures import charts_for
+    from clinbench.charts.style import DOUBLE_COLUMN, FORMATS, save, style
+
+    data = load_chart_data(folder)
+    seconds = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, chart in charts_for(data).items():
+            c0 = time.process_time()
+            with style(paper=False):
+                save(chart(data, DOUBLE_COLUMN), Path(tmp), name, FORMATS)
+            seconds[name] = time.process_time() - c0
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -76,7 +98,16 @@ def main() -> int:
     parser.add_argument(
         "--export", action="store_true", help="time the paper figures, one process vs the pool"
     )
+    parser.add_argument(
+        "--per-chart", action="store_true", help="only the CPU seconds of each chart, one process"
+    )
     args = parser.parse_args()
+    if args.per_chart:
+        seconds = time_charts(args.results)
+        for name, s in seconds.items():
+            print(f"{name:32s} {s:6.2f} s CPU")
+        print(f"{'all ' + str(len(seconds)) + ' charts':32s} {sum(seconds.values()):6.2f} s CPU")
+        return 0
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "results"

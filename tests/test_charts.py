@@ -446,3 +446,35 @@ def test_many_agents_move_the_profile_legend_under_its_panels_and_name_heatmap_r
         heat = seed_heatmap(few, DOUBLE_COLUMN)
         heat.canvas.draw()
         assert all(ax.get_yticklabels()[0].get_text() for ax in heat.axes if ax.get_visible())
+
+
+def test_the_seed_heatmap_turns_its_seeds_upright_only_where_they_overlap():
+    """The heatmaps skip seaborn's draw per panel (``heatmaps_without_overlap_check``):
+    the seed heatmap checks its seed labels once, on the whole figure, and turns them
+    upright where they would overlap (30 long seeds), not otherwise (the canonical five)."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from clinbench.charts.figures import seed_heatmap
+
+    def data(seeds) -> SimpleNamespace:
+        tasks, agents = ["a", "b", "c", "d"], ["heuristic", "random"]
+        frame = pd.DataFrame(
+            [{"task": t, "agent": a, "seed": s, "score": 0.5} for t in tasks for a in agents
+             for s in seeds]
+        )
+        return SimpleNamespace(
+            cell_scores=lambda: frame, tasks=tasks, agents=agents, seeds=list(seeds)
+        )
+
+    with style():
+        few = seed_heatmap(data([1, 7, 21, 42, 123]), DOUBLE_COLUMN)
+        many = seed_heatmap(data(range(100_000, 100_030)), DOUBLE_COLUMN)
+    try:
+        assert {t.get_rotation() for ax in few.axes for t in ax.get_xticklabels()} == {0.0}
+        assert {t.get_rotation() for ax in many.axes for t in ax.get_xticklabels()} == {90.0}
+    finally:
+        plt.close(few)
+        plt.close(many)
