@@ -70,12 +70,17 @@ def frozen_layout(fig: Figure, decimals: int = 6) -> Figure:
     return fig
 
 
-def columns(n_panels: int, width: float, narrow: int = 1) -> int:
-    """Panels per row: one row of up to ``MAX_COLUMNS`` at double-column width (more
-    panels wrap onto rows of equal length), ``narrow`` at single-column width."""
+#: Panels per row of the seed heatmap at double-column width: at four, five seeds'
+#: two-decimal scores were wider than their cells and the seeds' labels touched.
+HEATMAP_COLUMNS = 3
+
+
+def columns(n_panels: int, width: float, narrow: int = 1, most: int = MAX_COLUMNS) -> int:
+    """Panels per row: one row of up to ``most`` at double-column width (more panels
+    wrap onto rows of equal length), ``narrow`` at single-column width."""
     if width <= 5:
         return min(narrow, n_panels)
-    rows = -(-n_panels // MAX_COLUMNS)
+    rows = -(-n_panels // most)
     return -(-n_panels // rows)
 
 
@@ -239,7 +244,7 @@ def heatmaps_without_overlap_check() -> Iterator[None]:
 def seed_heatmap(d: ChartData, width: float) -> Figure:
     """Agent x seed matrix of scores, one panel per task."""
     cells = d.cell_scores()
-    ncols = columns(len(d.tasks), width)
+    ncols = columns(len(d.tasks), width, most=HEATMAP_COLUMNS)
     fig, axes = panels(len(d.tasks), width, 0.3 * len(d.agents) + 1.1, ncols=ncols)
     listed = [[a for a in d.agents if a in set(cells[cells.task == t].agent)] for t in d.tasks]
     # where every panel lists the same agents, their names once per row of panels
